@@ -1,0 +1,143 @@
+"""Input validation shared by every public entry point.
+
+Each check raises ``TypeError`` (wrong kind of thing) or ``ValueError`` (right
+kind, wrong content) with a message that says what was received and what is
+expected, so bad input never reaches a kernel.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+
+def _as_array(X: Any, name: str) -> np.ndarray:
+    if scipy.sparse.issparse(X):
+        raise TypeError(f"{name} is a sparse matrix; this function needs a dense array (call .toarray())")
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not np.issubdtype(t, np.number) and t != bool]
+        if bad:
+            raise TypeError(f"{name} has non-numeric columns {bad}; encode them as numbers first")
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:
+        raise TypeError(f"{name} could not be converted to an array: {exc}") from exc
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric; got values of dtype {arr.dtype} "
+                            f"that are not numbers ({exc})") from exc
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric (bool, int or float), got dtype {arr.dtype}")
+    return arr
+
+
+def check_X(X: Any, *, dtype=np.float32, allow_nan: bool = False, n_features: int | None = None,
+            name: str = "X", min_samples: int = 1) -> np.ndarray:
+    """Validate a feature matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    dtype : numpy dtype
+        Dtype of the returned C-contiguous array.
+    allow_nan : bool
+        Whether NaN marks a missing value here; inf is never allowed.
+    n_features : int, optional
+        Expected number of columns (e.g. the one seen in ``fit``).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), C-contiguous, ``dtype``
+    """
+    arr = _as_array(X, name)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_features), got shape {arr.shape}"
+                         + ("; use X.reshape(-1, 1) for a single feature" if arr.ndim == 1 else ""))
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} rows; at least {min_samples} needed")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has no columns (shape {arr.shape}); at least one feature needed")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(f"{name} has {arr.shape[1]} features, but {n_features} were expected "
+                         "(the number seen during fit)")
+    out = np.ascontiguousarray(arr, dtype=dtype)
+    if out.dtype.kind == "f":
+        if allow_nan:
+            if np.isinf(out).any():
+                raise ValueError(f"{name} contains inf; only finite values (and NaN for missing) are allowed")
+        elif not np.isfinite(out).all():
+            raise ValueError(f"{name} contains NaN or inf; this estimator needs finite values")
+    return out
+
+
+def check_y(y: Any, n_samples: int, *, name: str = "y", numeric: bool = False) -> np.ndarray:
+    """Validate a target vector of length ``n_samples``.
+
+    With ``numeric=True`` returns float64 and rejects NaN/inf (regression);
+    otherwise returns the labels as given (classification).
+    """
+    if scipy.sparse.issparse(y):
+        raise TypeError(f"{name} must be a dense 1-D array, got a sparse matrix")
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D of shape (n_samples,), got shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"X has {n_samples} rows but {name} has {arr.shape[0]}; they must match")
+    if numeric:
+        if arr.dtype.kind not in "biuf":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name} must be numeric for regression, got dtype {arr.dtype}") from exc
+        arr = arr.astype(np.float64)
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or inf; regression targets must be finite")
+    elif arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf; class labels must be finite")
+    return arr
+
+
+def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map class labels to ``0..n_classes-1``.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,), sorted unique labels
+    y_encoded : ndarray of shape (n_samples,), int32
+    """
+    classes, encoded = np.unique(y, return_inverse=True)
+    return classes, encoded.astype(np.int32)
+
+
+def check_int(value: Any, name: str, *, low: int | None = None, high: int | None = None,
+              allow_none: bool = False) -> int | None:
+    """Check that ``value`` is an int in ``[low, high]`` (bools are refused)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return int(value)
+
+
+def check_real(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+               low_inclusive: bool = True) -> float:
+    """Check that ``value`` is a finite real number in the given range."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+        raise TypeError(f"{name} must be a finite number, got {value!r}")
+    if low is not None and (value < low or (not low_inclusive and value == low)):
+        raise ValueError(f"{name} must be {'>=' if low_inclusive else '>'} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value}")
+    return float(value)

@@ -1,0 +1,227 @@
+"""CPU / CUDA backend resolution.
+
+One place decides where an array computation runs.  Every public entry point
+takes ``backend="auto" | "cpu" | "cuda"`` and calls :func:`resolve_backend`
+once; algorithms then use ``backend.xp`` (numpy or cupy) and kernels pick the
+numba CPU or numba.cuda implementation by ``backend.name``.
+
+Nothing here imports cupy or numba.cuda at module import time: the package
+must import on a machine without CUDA.  Under numba's CUDA simulator
+(``NUMBA_ENABLE_CUDASIM=1``) the ``cuda`` backend exists, its kernels run in
+the simulator, and its ``xp`` is numpy (cupy needs a real device).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+import scipy.sparse
+
+BACKEND_NAMES = ("auto", "cpu", "cuda")
+
+
+def cuda_simulator_enabled() -> bool:
+    """True when numba's CUDA simulator is requested by the environment."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+
+@dataclass(frozen=True)
+class Device:
+    """One compute device: a GPU, or a CPU worker standing in for one.
+
+    Attributes
+    ----------
+    kind : {"gpu", "cpu-worker", "simulated-gpu"}
+    index : int
+        Device ordinal (CUDA device id, or worker number).
+    name : str
+        Human readable name, e.g. ``"NVIDIA H200"``.
+    memory_bytes : int or None
+        Total device memory, when known.
+    """
+
+    kind: str
+    index: int
+    name: str
+    memory_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where computations run.
+
+    Attributes
+    ----------
+    name : {"cpu", "cuda"}
+    xp : module
+        Array module, ``numpy`` or ``cupy`` (numpy under the CUDA simulator).
+    sparse : module
+        ``scipy.sparse`` or ``cupyx.scipy.sparse``.
+    simulated : bool
+        True when the cuda backend runs in numba's CUDA simulator.
+    """
+
+    name: str
+    xp: ModuleType
+    sparse: ModuleType
+    simulated: bool = False
+    _devices: Callable[[], list[Device]] = field(default=lambda: [], repr=False, compare=False)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.name == "cuda"
+
+    def to_host(self, array: Any) -> Any:
+        """Return a numpy array (or scipy sparse matrix) holding ``array``'s values."""
+        if hasattr(array, "get") and not isinstance(array, np.ndarray) and not scipy.sparse.issparse(array):
+            return array.get()  # cupy ndarray and cupyx sparse matrices
+        return np.asarray(array) if not scipy.sparse.issparse(array) else array
+
+    def to_device(self, array: Any) -> Any:
+        """Return ``array`` in this backend's array module (a no-op on the CPU)."""
+        if self.xp is np:
+            return self.to_host(array)
+        if scipy.sparse.issparse(array):
+            return self.sparse.csr_matrix(array)
+        return self.xp.asarray(array)
+
+    def devices(self) -> list[Device]:
+        """The GPUs of this backend, or the CPU workers that stand in for them."""
+        return self._devices()
+
+
+def _cpu_workers() -> list[Device]:
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return [Device("cpu-worker", i, f"CPU worker {i}") for i in range(n)]
+
+
+@functools.lru_cache(maxsize=1)
+def _cupy_or_none() -> ModuleType | None:
+    try:
+        import cupy  # noqa: F401
+
+        return cupy
+    except Exception:  # ImportError, or a CUDA runtime error raised while importing
+        return None
+
+
+def cuda_status() -> tuple[bool, str]:
+    """Whether the cuda backend can be used here, and why not if it cannot.
+
+    Returns
+    -------
+    available : bool
+    reason : str
+        Empty when available; otherwise what is missing.
+    """
+    if cuda_simulator_enabled():
+        return True, ""
+    try:
+        from numba import cuda
+    except Exception as exc:  # numba-cuda missing or broken
+        return False, f"numba.cuda cannot be imported ({exc}); install numba-cuda"
+    try:
+        if not cuda.is_available():
+            return False, "no CUDA driver or GPU was found (numba.cuda.is_available() is False)"
+    except Exception as exc:
+        return False, f"the CUDA driver could not be queried ({exc})"
+    if _cupy_or_none() is None:
+        return False, "cupy is not installed; install the gpu extra: pip install 'dtlab[gpu]'"
+    return True, ""
+
+
+def _gpu_devices() -> list[Device]:
+    from numba import cuda
+
+    if cuda_simulator_enabled():
+        return [Device("simulated-gpu", 0, "numba CUDA simulator")]
+    found = []
+    for gpu in cuda.gpus:
+        with gpu:
+            ctx = cuda.current_context()
+            free, total = ctx.get_memory_info()
+            name = gpu.name.decode() if isinstance(gpu.name, bytes) else str(gpu.name)
+            found.append(Device("gpu", gpu.id, name, int(total)))
+    return found
+
+
+def _is_cupy_array(array: Any) -> bool:
+    return type(array).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
+    """Resolve a backend name into a :class:`Backend`.
+
+    Parameters
+    ----------
+    backend : {"auto", "cpu", "cuda"} or Backend
+        ``"auto"`` picks ``cuda`` when any of ``arrays`` already lives on a GPU
+        or when a real GPU and cupy are available, else ``cpu``.  The simulator
+        never makes ``auto`` pick ``cuda`` (it is for tests, not speed).
+    *arrays : array-like
+        Inputs of the call; a cupy array among them forces ``cuda``.
+
+    Raises
+    ------
+    ValueError
+        ``backend`` is not one of the names above.
+    RuntimeError
+        ``"cuda"`` was asked for on a machine where it cannot run; the message
+        says what is missing.
+    """
+    if isinstance(backend, Backend):
+        return backend
+    if backend not in BACKEND_NAMES:
+        raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {backend!r}")
+    on_gpu = any(_is_cupy_array(a) for a in arrays)
+    if backend == "cpu" and on_gpu:
+        raise ValueError("backend='cpu' was asked for but the input is a cupy (GPU) array; "
+                         "call .get() on it first or use backend='cuda'")
+    if backend == "auto":
+        if on_gpu:
+            backend = "cuda"
+        elif not cuda_simulator_enabled() and cuda_status()[0]:
+            backend = "cuda"
+        else:
+            backend = "cpu"
+    if backend == "cpu":
+        return Backend("cpu", np, scipy.sparse, False, _cpu_workers)
+    available, reason = cuda_status()
+    if not available:
+        raise RuntimeError(f"backend='cuda' is not available on this machine: {reason}")
+    if cuda_simulator_enabled():
+        return Backend("cuda", np, scipy.sparse, True, _gpu_devices)
+    import cupy
+    import cupyx.scipy.sparse
+
+    return Backend("cuda", cupy, cupyx.scipy.sparse, False, _gpu_devices)
+
+
+def describe() -> dict[str, Any]:
+    """What this machine offers, as printed by ``python -m dtlab info``."""
+    import platform
+
+    import numba
+
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "cpu_workers": len(_cpu_workers()),
+        "cuda_simulator": cuda_simulator_enabled(),
+    }
+    available, reason = cuda_status()
+    info["cuda_available"] = available
+    if available:
+        info["gpus"] = [d.__dict__ for d in _gpu_devices()]
+    else:
+        info["cuda_missing"] = reason
+    cupy = _cupy_or_none()
+    info["cupy"] = getattr(cupy, "__version__", None)
+    return info

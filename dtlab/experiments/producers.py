@@ -1,0 +1,3 @@
+"""Imports the modules that register figure producers and benchmarks."""
+
+from . import tour  # noqa: F401
