@@ -18,7 +18,9 @@ def _as_array(X: Any, name: str) -> np.ndarray:
     if scipy.sparse.issparse(X):
         raise TypeError(f"{name} is a sparse matrix; this function needs a dense array (call .toarray())")
     if hasattr(X, "dtypes") and hasattr(X, "columns"):  # pandas DataFrame
-        bad = [c for c, t in zip(X.columns, X.dtypes) if not np.issubdtype(t, np.number) and t != bool]
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        bad = [c for c, t in zip(X.columns, X.dtypes) if not (is_numeric_dtype(t) or is_bool_dtype(t))]
         if bad:
             raise TypeError(f"{name} has non-numeric columns {bad}; encode them as numbers first")
         X = X.to_numpy()

@@ -225,3 +225,36 @@ def describe() -> dict[str, Any]:
     cupy = _cupy_or_none()
     info["cupy"] = getattr(cupy, "__version__", None)
     return info
+
+
+def use_simulator_unless_gpu() -> str:
+    """Turn numba's CUDA simulator on when this machine has no usable GPU.
+
+    For notebooks: call before anything imports numba.cuda, so that the CUDA
+    code paths run (simulated) on a laptop and for real on a GPU machine.
+
+    Returns
+    -------
+    mode : {"gpu", "simulator"}
+        What the ``cuda`` backend will use.  When numba.cuda was already
+        imported the current setting is kept and reported.
+    """
+    import subprocess
+    import sys
+
+    if "NUMBA_ENABLE_CUDASIM" in os.environ or "numba.cuda" in sys.modules:
+        return "simulator" if cuda_simulator_enabled() else "gpu"
+    probe = "from numba import cuda; print(cuda.is_available())"
+    try:
+        found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               timeout=120).stdout.strip() == "True"
+    except (OSError, subprocess.TimeoutExpired):
+        found = False
+    if found:
+        return "gpu"
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    if "numba" in sys.modules:  # numba reads its config once, at import: update it too
+        from numba.core import config
+
+        config.ENABLE_CUDASIM = True
+    return "simulator"

@@ -109,7 +109,10 @@ def shard(X: Any, y: Any, n_shards: int) -> list[Shard]:
         raise ValueError(f"X has {n} rows but y has {len(y)}; they must match")
     if n_shards > n:
         raise ValueError(f"cannot split {n} rows into {n_shards} non-empty shards")
-    bounds = np.linspace(0, n, n_shards + 1).round().astype(np.int64)
+    # As np.array_split: the first n % n_shards shards get one row more.
+    sizes = np.full(n_shards, n // n_shards, dtype=np.int64)
+    sizes[: n % n_shards] += 1
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
     return [Shard(X[a:b], y[a:b], int(a)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
@@ -160,7 +163,7 @@ def load_csv(path: str | Path, target: str | int, *, categorical: str = "codes",
         raise ValueError(f"{path} has no column {target!r}; columns are {list(frame.columns)}")
     y = frame.pop(target).to_numpy()
     for column in frame.columns:
-        if not np.issubdtype(frame[column].dtype, np.number):
+        if not pd.api.types.is_numeric_dtype(frame[column].dtype):
             if categorical != "codes":
                 raise TypeError(f"column {column!r} of {path} is not numeric")
             frame[column] = pd.Categorical(frame[column]).codes.astype(np.float64)

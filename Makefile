@@ -1,0 +1,36 @@
+# dtlab: every target sets up .venv on first use (python3 -m venv + pip install -e .[dev]).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.dtlab-installed
+SCALE ?= small
+
+.PHONY: setup figures test lab bench gpu-check clean-figures
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## the main job: regenerate every registered figure and figures/results.json
+figures: $(STAMP)
+	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
+
+## the whole test suite, notebooks included (CUDA paths under numba's simulator)
+test: $(STAMP)
+	NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
+
+## JupyterLab on the notebooks
+lab: $(STAMP)
+	$(PY) -m jupyter lab notebooks/
+
+## benchmarks against peer libraries; ratios go to figures/results.json
+bench: $(STAMP)
+	MPLBACKEND=Agg $(PY) -m dtlab bench --scale $(SCALE)
+
+## on a GPU machine: real-GPU tests, then GPU benchmarks (no venv: uses that machine's python3)
+gpu-check:
+	bash scripts/gpu_check.sh

@@ -1,0 +1,124 @@
+"""Command line: ``python -m dtlab figures | bench | info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .backend import describe
+from .experiments.registry import BENCHMARKS, FIGURES, SCALES, RunContext, load_all
+
+RESULTS_FILE = "results.json"
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, timeout=5).stdout.strip() or None
+    except Exception:
+        return None
+
+
+def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_info: dict[str, Any]) -> Path:
+    """Update ``out_dir/results.json``: replace only the entries just run, keep the others."""
+    path = out_dir / RESULTS_FILE
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            data = {}
+    data.setdefault(section, {}).update(entries)
+    data.setdefault("runs", {})[section] = run_info
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=_json_default) + "\n")
+    return path
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+
+
+def run_producers(table: dict, section: str, only: list[str] | None, scale: str, out_dir: Path,
+                  backend: str, seed: int) -> int:
+    """Run registered producers; write their results; return the number that failed."""
+    names = list(table) if not only else only
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise SystemExit(f"unknown {section} {unknown}; registered: {sorted(table)}")
+    entries, failed = {}, 0
+    for name in names:
+        producer = table[name]
+        ctx = RunContext(scale=scale, out_dir=out_dir, backend=backend, seed=seed)
+        print(f"[{section}] {name}: {producer.description} ...", flush=True)
+        start = time.perf_counter()
+        try:
+            result = producer.fn(ctx)
+            status = "ok"
+        except Exception:  # one broken producer must not hide the others' results
+            traceback.print_exc()
+            result, status = {}, "failed"
+            failed += 1
+        seconds = time.perf_counter() - start
+        entries[name] = {"status": status, "technique": producer.technique, "seconds": round(seconds, 3),
+                         "figures": [str(Path(p).relative_to(out_dir)) if Path(p).is_relative_to(out_dir) else p
+                                     for p in ctx.figures], "scale": scale, "results": result}
+        print(f"[{section}] {name}: {status} in {seconds:.1f} s", flush=True)
+    info = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "scale": scale,
+            "backend_requested": backend, "machine": describe(), "platform": platform.platform(),
+            "commit": _git_commit()}
+    path = _merge_results(out_dir, section, entries, info)
+    print(f"wrote {path}")
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dtlab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command, help_text in (("figures", "regenerate the registered figures"),
+                               ("bench", "run the benchmarks against peer libraries")):
+        p = sub.add_parser(command, help=help_text)
+        p.add_argument("--only", action="append", metavar="NAME", help="run only NAME (repeatable)")
+        p.add_argument("--scale", choices=SCALES, default="small", help="problem sizes (default: small)")
+        p.add_argument("--out", type=Path, default=Path("figures"), help="output folder (default: figures)")
+        p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--list", action="store_true", help="list the registered names and exit")
+        if command == "bench":
+            p.add_argument("--gpu", action="store_true", help="run on the GPU (same as --backend cuda)")
+    sub.add_parser("info", help="print the backends and devices found")
+    args = parser.parse_args(argv)
+
+    if args.command == "info":
+        print(json.dumps(describe(), indent=2))
+        return 0
+    load_all()
+    table = FIGURES if args.command == "figures" else BENCHMARKS
+    if args.list:
+        for name, producer in table.items():
+            print(f"{name:32s} [{producer.technique}] {producer.description}")
+        return 0
+    backend = "cuda" if getattr(args, "gpu", False) else args.backend
+    args.out.mkdir(parents=True, exist_ok=True)
+    failed = run_producers(table, args.command if args.command == "figures" else "benchmarks", args.only,
+                           args.scale, args.out, backend, args.seed)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Experiments: sweeps returning DataFrames, and the registries of figures and benchmarks."""

@@ -1,0 +1,55 @@
+"""Shared input validation."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse
+
+from dtlab._validation import check_int, check_real, check_X, check_y
+
+
+def test_check_X_accepts_and_converts():
+    out = check_X([[1, 2], [3, 4]])
+    assert out.dtype == np.float32 and out.flags.c_contiguous
+
+
+@pytest.mark.parametrize("X, error, message", [
+    (np.zeros(3), ValueError, "2-D"),
+    (np.zeros((0, 2)), ValueError, "at least 1"),
+    (np.zeros((2, 0)), ValueError, "no columns"),
+    (np.array([[np.nan, 1.0]]), ValueError, "NaN"),
+    (np.array([["a", "b"]]), TypeError, "numeric"),
+    (pd.DataFrame({"a": [1.0], "b": ["x"]}), TypeError, "non-numeric columns"),
+    (scipy.sparse.eye(2), TypeError, "sparse"),
+])
+def test_check_X_rejects(X, error, message):
+    with pytest.raises(error, match=message):
+        check_X(X)
+
+
+def test_check_X_nan_allowed_but_not_inf():
+    assert np.isnan(check_X([[np.nan]], allow_nan=True)).all()
+    with pytest.raises(ValueError, match="inf"):
+        check_X([[np.inf]], allow_nan=True)
+
+
+def test_check_y():
+    assert check_y([1, 2], 2).tolist() == [1, 2]
+    with pytest.raises(ValueError, match="must match"):
+        check_y([1, 2, 3], 2)
+    with pytest.raises(ValueError, match="NaN"):
+        check_y([1.0, np.nan], 2, numeric=True)
+    with pytest.raises(TypeError, match="numeric"):
+        check_y(["a", "b"], 2, numeric=True)
+
+
+def test_scalar_checks():
+    assert check_int(3, "k", low=1) == 3
+    with pytest.raises(TypeError):
+        check_int(True, "k")
+    with pytest.raises(ValueError, match=">= 1"):
+        check_int(0, "k", low=1)
+    with pytest.raises(ValueError):
+        check_real(-0.1, "alpha", low=0)
+    with pytest.raises(TypeError):
+        check_real(float("nan"), "alpha")
