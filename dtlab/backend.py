@@ -227,6 +227,25 @@ def describe() -> dict[str, Any]:
     return info
 
 
+def enable_cuda_simulator() -> None:
+    """Switch numba.cuda to its simulator; must run before numba.cuda is imported.
+
+    Sets ``NUMBA_ENABLE_CUDASIM=1`` and, since numba reads its config once when
+    it is first imported (which a startup hook of numba-cuda may already have
+    done), numba's config value too.
+    """
+    import sys
+
+    if "numba.cuda" in sys.modules and not cuda_simulator_enabled():
+        raise RuntimeError("numba.cuda was already imported without the simulator; "
+                           "enable it before anything imports numba.cuda")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    if "numba.core.config" in sys.modules:
+        from numba.core import config
+
+        config.ENABLE_CUDASIM = True
+
+
 def use_simulator_unless_gpu() -> str:
     """Turn numba's CUDA simulator on when this machine has no usable GPU.
 
@@ -252,9 +271,5 @@ def use_simulator_unless_gpu() -> str:
         found = False
     if found:
         return "gpu"
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    if "numba" in sys.modules:  # numba reads its config once, at import: update it too
-        from numba.core import config
-
-        config.ENABLE_CUDASIM = True
+    enable_cuda_simulator()
     return "simulator"

@@ -7,12 +7,13 @@ it is set here at import time.  A real-GPU run sets ``NUMBA_ENABLE_CUDASIM=0``
 
 import os
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+import numpy as np
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+from dtlab.backend import cuda_status, enable_cuda_simulator
 
-from dtlab.backend import cuda_status  # noqa: E402
+if os.environ.get("NUMBA_ENABLE_CUDASIM", "1") == "1":
+    enable_cuda_simulator()
 
 BACKENDS = ["cpu", "cuda"]
 
