@@ -10,7 +10,7 @@ import numpy as np
 from ..backend import cuda_status, resolve_backend
 from ..datasets import chess3x3
 from ..trees import FlatTree
-from .registry import RunContext, register_figure
+from .registry import RunContext, register_benchmark, register_figure
 
 
 def tour_tree(n_samples: int = 10_000, noise_attrs: int = 0, max_depth: int | None = 4, seed: int = 0,
@@ -65,3 +65,35 @@ def _tour_figures(ctx: RunContext) -> dict:
     ctx.savefig(plot_board(result["X"], result["y"]), "tour_chess3x3_board")
     ctx.savefig(draw_tree(result["tree"], title="scikit-learn CART (depth 4) as a FlatTree"), "tour_tree")
     return result["report"]
+
+
+@register_benchmark("traversal_throughput", technique="foundation",
+                    description="FlatTree traversal (numba CPU, CUDA) against scikit-learn's apply")
+def _traversal_benchmark(ctx: RunContext) -> dict:
+    """Rows per second of leaf lookup for one deep tree, each backend against scikit-learn in one run."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from .timing import median_seconds
+
+    n_rows = ctx.pick(1_000_000, 20_000_000) if ctx.backend != "cuda" else ctx.pick(10_000_000, 100_000_000)
+    X, y = chess3x3(n_rows, noise_attrs=8, seed=ctx.seed)
+    # 20% flipped labels make a deep, bushy tree (the clean board needs only 17 nodes).
+    flipped = np.random.default_rng(ctx.seed).random(100_000) < 0.2
+    sk = DecisionTreeClassifier(random_state=ctx.seed, max_depth=20).fit(X[:100_000], y[:100_000] ^ flipped)
+    tree = FlatTree.from_sklearn(sk)
+    sk_rows = min(n_rows, 2_000_000)  # scikit-learn is single-threaded: time it on a prefix
+    sklearn_s = median_seconds(lambda: sk.apply(X[:sk_rows]), repeats=3)
+    report = {"n_rows": n_rows, "n_nodes": tree.n_nodes, "max_depth": tree.max_depth,
+              "sklearn_rows_per_s": sk_rows / sklearn_s}
+    cpu_s = median_seconds(lambda: tree.apply(X, backend="cpu"), repeats=3)
+    report["cpu_rows_per_s"] = n_rows / cpu_s
+    report["cpu_vs_sklearn_speedup"] = report["cpu_rows_per_s"] / report["sklearn_rows_per_s"]
+    if cuda_status()[0] and not resolve_backend("cuda").simulated:
+        be = resolve_backend("cuda")
+        X_dev = be.xp.asarray(X)
+        gpu_s = median_seconds(lambda: tree.apply(X_dev, backend="cuda"), repeats=5)
+        report.update(cuda_rows_per_s=n_rows / gpu_s, cuda_vs_cpu_speedup=cpu_s / gpu_s,
+                      cuda_device=be.devices()[0].name,
+                      cuda_agrees_with_cpu=bool(np.array_equal(tree.apply(X_dev, backend="cuda"),
+                                                               tree.apply(X, backend="cpu"))))
+    return report
