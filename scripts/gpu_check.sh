@@ -5,11 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-figures/gpu}"
+py="${PYTHON:-python3}"  # the GPU machine's python3 has numba, numba-cuda and cupy
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || echo "nvidia-smi not found"
 } | tee "$out/device.txt"
-NUMBA_ENABLE_CUDASIM=0 python3 -m pytest -m gpu -x -q -p no:cacheprovider tests 2>&1 | tee "$out/gpu_tests.txt"
-python3 -m dtlab bench --gpu --out "$out" 2>&1 | tee "$out/gpu_bench.txt"
+NUMBA_ENABLE_CUDASIM=0 "$py" -m pytest -m gpu -x -q -p no:cacheprovider tests 2>&1 | tee "$out/gpu_tests.txt"
+"$py" -m dtlab bench --gpu --out "$out" 2>&1 | tee "$out/gpu_bench.txt"
