@@ -1,0 +1,162 @@
+"""Grow a greedy tree: input preparation, presorting, CPU / CUDA dispatch.
+
+The algorithm layer between the estimators (:mod:`dtlab.greedy.regressor`,
+:mod:`dtlab.greedy.classifier`) and the kernels (:mod:`._split_cpu`,
+:mod:`._split_cuda`).  It reproduces scikit-learn's conventions where they
+decide the tree: X is cast to float32 (scikit-learn does the same, so
+thresholds are midpoints of float32 values), ``-0.0`` counts as ``0.0``, and the
+random state is turned into the seed of scikit-learn's xorshift generator,
+so that ties between features are broken the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..backend import Backend, resolve_backend
+from ..trees import FlatTree
+from . import _split_cpu as K
+
+#: ``max_depth=None`` means this depth (scikit-learn uses the int32 maximum too).
+UNLIMITED_DEPTH = int(np.iinfo(np.int32).max)
+
+
+@dataclass
+class GrownTree:
+    """A grown tree and the per-node statistics the estimators keep.
+
+    Attributes
+    ----------
+    tree : FlatTree
+        Nodes in depth-first preorder (scikit-learn's node order).
+    impurity : ndarray of shape (n_nodes,), float64
+        MSE (regression), Gini or entropy in bits (classification) of each node.
+    n_node_samples : ndarray of shape (n_nodes,), int64
+    """
+
+    tree: FlatTree
+    impurity: np.ndarray
+    n_node_samples: np.ndarray
+
+
+def sklearn_seed(random_state: Any) -> int:
+    """The xorshift seed scikit-learn's splitter draws from ``random_state``.
+
+    ``check_random_state(random_state).randint(0, RAND_R_MAX)``, the first draw
+    scikit-learn makes when it fits a tree; an int or ``None`` (the global
+    numpy generator) or a ``RandomState`` as in scikit-learn.
+    """
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(0, K.RAND_R_MAX))
+
+
+def as_float32_features(X: np.ndarray) -> np.ndarray:
+    """C-contiguous float32 copy of X with ``-0.0`` replaced by ``0.0``.
+
+    scikit-learn compares float32 values; ``-0.0 == 0.0`` there, and mapping both
+    to ``+0.0`` keeps the (value, row) sort order well defined.
+    """
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    return X32 + np.float32(0.0)
+
+
+def presort(XT: np.ndarray) -> np.ndarray:
+    """Rows of each feature sorted by (value, row index).
+
+    Parameters
+    ----------
+    XT : ndarray of shape (n_features, n_samples), float32, no NaN
+
+    Returns
+    -------
+    rows : ndarray of shape (n_features, n_samples), int32
+
+    Notes
+    -----
+    Each value is mapped to an order-preserving uint32 key and packed with its
+    row index into one uint64, so a single (SIMD, unstable) ``np.sort`` of
+    distinct keys yields the stable order; much faster than
+    ``argsort(kind="stable")``.
+    """
+    n_features, n = XT.shape
+    rows = np.empty((n_features, n), dtype=np.int32)
+    index = np.arange(n, dtype=np.uint64)
+    sign = np.uint32(0x80000000)
+    for f in range(n_features):
+        bits = XT[f].view(np.uint32)
+        key = np.where(bits & sign, ~bits, bits | sign).astype(np.uint64)
+        key <<= np.uint64(32)
+        key |= index
+        key.sort()
+        rows[f] = key.astype(np.uint32)  # the low 32 bits: the row index
+    return rows
+
+
+def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, method: str = "vectorized",
+              max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
+              random_state: Any = None, backend: str | Backend = "auto",
+              classes: np.ndarray | None = None) -> GrownTree:
+    """Grow one greedy tree.
+
+    Parameters
+    ----------
+    X32 : ndarray of shape (n_samples, n_features), float32, finite
+        From :func:`as_float32_features`.
+    y : ndarray of shape (n_samples,)
+        float64 targets (regression) or int32 class codes ``0..n_classes-1``.
+    task : {"regression", "classification"}
+    criterion : {"squared_error", "gini", "entropy", "gain_ratio"}
+    method : {"naive", "incremental", "vectorized"}
+        Split search (regression); classification uses "vectorized".
+    max_depth : int >= 0 or None
+    min_samples_split, min_samples_leaf : int >= 1
+    random_state : int, RandomState or None
+        Breaks ties between features exactly as scikit-learn's ``random_state``.
+    backend : {"auto", "cpu", "cuda"} or Backend
+    classes : ndarray of shape (n_classes,), optional
+        Labels stored in the FlatTree (classification).
+
+    Returns
+    -------
+    GrownTree
+    """
+    n, n_features = X32.shape
+    crit = K.CRITERIA[criterion]
+    meth = K.METHODS[method]
+    if task == "classification":
+        n_outputs = int(len(classes)) if classes is not None else int(y.max()) + 1
+        y = np.ascontiguousarray(y, dtype=np.int32)
+    else:
+        n_outputs = 1
+        y = np.ascontiguousarray(y, dtype=np.float64)
+    depth = UNLIMITED_DEPTH if max_depth is None else int(max_depth)
+    seed = sklearn_seed(random_state)
+    be = resolve_backend(backend, X32)
+    XT = np.ascontiguousarray(X32.T)
+    if be.is_cuda:
+        from ._split_cuda import grow_cuda
+
+        arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
+    elif meth == K.VECTORIZED:
+        rows = presort(XT)
+        vals = np.empty_like(XT)
+        ylist = np.empty((n_features, n), dtype=y.dtype)
+        K._gather_lists(XT, y, rows, vals, ylist)
+        arrays = K._grow(meth, crit, n_features, n_outputs, np.empty((n_features, 1), np.float32), y, rows, vals, ylist, depth,
+                         min_samples_split, min_samples_leaf, seed, K.PARALLEL_MIN_WORK)
+    else:
+        rows = np.empty((1, 1), dtype=np.int32)
+        vals = np.empty((1, 1), dtype=np.float32)
+        ylist = np.empty((1, 1), dtype=y.dtype)
+        arrays = K._grow(meth, crit, n_features, n_outputs, XT, y, rows, vals, ylist, depth,
+                         min_samples_split, min_samples_leaf, seed, K.PARALLEL_MIN_WORK)
+    feature, threshold, left, right, value, impurity, n_node, missing = arrays
+    tree = FlatTree(feature=feature, threshold=threshold, left=left, right=right, value=value,
+                    n_features=n_features, task=task, classes=classes if task == "classification" else None,
+                    missing_left=missing.astype(bool),
+                    metadata={"source": f"dtlab.greedy ({criterion}, {method}, {be.name})"})
+    return GrownTree(tree, impurity, n_node)
