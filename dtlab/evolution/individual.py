@@ -1,0 +1,291 @@
+"""Individuals of GDT: classification trees in their actual form, as struct-of-arrays.
+
+GDT evolves trees directly, without an encoding (Jurczuk, Czajkowski,
+Kretowski 2021, section 2.4.1).  An :class:`Individual` stores one tree as
+parallel arrays in breadth-first order: the root is node 0, children come
+after their parent and the two children of a node are adjacent
+(``right == left + 1``).  Breadth-first order makes packing a batch a plain
+concatenation and lets statistics flow from leaves to the root in one
+reverse sweep (:func:`~dtlab.evolution.kernels._propagate_up`).
+
+Each individual also carries the statistics of its last evaluation (class
+counts and two drawn objects per class in every node).  Operators copy them
+along with the nodes they keep, so a later operator in the same generation can
+still find dipoles; they are refreshed when the changed tree is evaluated.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from .evaluators import LeafStats, TreeBatch
+from .kernels import EMPTY_HASH, _propagate_up, splitmix64
+
+
+@dataclass(eq=False)
+class Individual:
+    """One tree of the population.
+
+    Attributes
+    ----------
+    feature : ndarray of shape (n_nodes,), int32
+        Tested attribute; -1 at leaves.
+    threshold : ndarray of shape (n_nodes,), float64
+        ``x <= threshold`` goes left; 0 at leaves.
+    left, right : ndarray of shape (n_nodes,), int32
+        Children (breadth-first, ``right == left + 1``); -1 at leaves.
+    counts : ndarray of shape (n_nodes, n_classes), int64
+        Training objects of each class in each node (last evaluation).
+    cand_hash : ndarray of shape (n_nodes, n_classes, 2), uint64
+    cand_row : ndarray of shape (n_nodes, n_classes, 2), int64
+        Two drawn objects of each class in each node (-1 when fewer).
+    fitness, accuracy : float
+        Valid when ``evaluated``.
+    evaluated : bool
+        False after any change: the statistics are stale until the next evaluation.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    counts: np.ndarray
+    cand_hash: np.ndarray
+    cand_row: np.ndarray
+    fitness: float = float("nan")
+    accuracy: float = float("nan")
+    evaluated: bool = False
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def n_leaves(self) -> int:
+        return int((self.left == -1).sum())
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.counts.shape[1])
+
+    @classmethod
+    def leaf(cls, n_classes: int) -> "Individual":
+        """A one-node tree."""
+        return cls(np.array([-1], np.int32), np.zeros(1), np.array([-1], np.int32), np.array([-1], np.int32),
+                   np.zeros((1, n_classes), np.int64), np.full((1, n_classes, 2), EMPTY_HASH, np.uint64),
+                   np.full((1, n_classes, 2), -1, np.int64))
+
+    def depths(self) -> np.ndarray:
+        """Depth of every node (root 0), int64 of shape (n_nodes,)."""
+        depth = np.zeros(self.n_nodes, np.int64)
+        for node in range(self.n_nodes):  # breadth-first: parents first
+            if self.left[node] != -1:
+                depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
+        return depth
+
+    def leaf_errors(self) -> np.ndarray:
+        """Misclassified objects per node if it predicted its majority class, int64 (n_nodes,)."""
+        return self.counts.sum(axis=1) - self.counts.max(axis=1)
+
+    def subtree_errors(self) -> np.ndarray:
+        """Misclassified objects of the tree's leaves below each node, int64 (n_nodes,)."""
+        err = np.where(self.left == -1, self.leaf_errors(), 0)
+        for node in range(self.n_nodes - 1, -1, -1):
+            if self.left[node] != -1:
+                err[node] = err[self.left[node]] + err[self.right[node]]
+        return err
+
+    def copy(self) -> "Individual":
+        return Individual(self.feature.copy(), self.threshold.copy(), self.left.copy(), self.right.copy(),
+                          self.counts.copy(), self.cand_hash.copy(), self.cand_row.copy(), self.fitness,
+                          self.accuracy, self.evaluated)
+
+    def same_tree(self, other: "Individual") -> bool:
+        """Same structure and tests (statistics ignored)."""
+        return all(np.array_equal(getattr(self, a), getattr(other, a)) for a in ("feature", "threshold", "left"))
+
+    def check(self) -> None:
+        """Raise ``ValueError`` unless the arrays are a breadth-first binary tree with sibling-adjacent children."""
+        n = self.n_nodes
+        if n < 1:
+            raise ValueError("an individual needs at least one node")
+        for name in ("threshold", "left", "right"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected ({n},)")
+        if self.counts.shape[0] != n or self.cand_hash.shape[:2] != self.counts.shape or \
+                self.cand_row.shape != self.cand_hash.shape:
+            raise ValueError("statistics arrays do not match the number of nodes")
+        internal = self.left != -1
+        if ((self.right != -1) != internal).any() or (self.right[internal] != self.left[internal] + 1).any():
+            raise ValueError("children must be adjacent (right == left + 1), both or neither")
+        order = breadth_first(self.left, self.right, 0)
+        if len(order) != n or order != list(range(n)):
+            raise ValueError("nodes are not in breadth-first order from the root")
+        if (self.feature[internal] < 0).any() or not np.isfinite(self.threshold[internal]).all():
+            raise ValueError("internal nodes need a feature >= 0 and a finite threshold")
+
+
+def breadth_first(left: np.ndarray, right: np.ndarray, root: int, limit: int | None = None) -> list[int]:
+    """Nodes of the subtree at ``root`` in breadth-first order (left child before right)."""
+    order, queue = [], deque([root])
+    limit = limit if limit is not None else left.shape[0]
+    while queue and len(order) <= limit:
+        node = queue.popleft()
+        order.append(node)
+        if left[node] != -1:
+            queue.append(int(left[node]))
+            queue.append(int(right[node]))
+    return order
+
+
+def assemble(sources: list[Individual], root: tuple[int, int], redirect: dict | None = None,
+             leafify: set | None = None) -> tuple[Individual, dict]:
+    """Build a new individual, breadth-first, from nodes of one or more individuals.
+
+    Starting at ``root = (source index, node)``, every node's children are
+    followed, except that a node listed in ``redirect`` is replaced by the
+    node it maps to (grafting another subtree there) and a node in ``leafify``
+    becomes a leaf (pruning its subtree; its statistics are those of the whole
+    pruned subtree, so a pruned node's counts stay exact).
+
+    Parameters
+    ----------
+    sources : list of Individual
+    root : (int, int)
+    redirect : dict mapping (source, node) -> (source, node), optional
+    leafify : set of (source, node), optional
+
+    Returns
+    -------
+    individual : Individual (``evaluated=False``)
+    index : dict mapping (source, node) -> new node index, for every copied node
+    """
+    redirect = redirect or {}
+    leafify = leafify or set()
+    taken: list[tuple[int, int]] = []
+    queue = deque([redirect.get(root, root)])
+    while queue:
+        s, node = queue.popleft()
+        taken.append((s, node))
+        if (s, node) in leafify:
+            continue
+        src = sources[s]
+        if src.left[node] != -1:
+            queue.append(redirect.get((s, int(src.left[node])), (s, int(src.left[node]))))
+            queue.append(redirect.get((s, int(src.right[node])), (s, int(src.right[node]))))
+    n = len(taken)
+    src_ids = np.fromiter((s for s, _ in taken), np.int64, n)
+    nodes = np.fromiter((v for _, v in taken), np.int64, n)
+    is_leaf = np.fromiter(((s, v) in leafify or sources[s].left[v] == -1 for s, v in taken), bool, n)
+    n_classes = sources[0].n_classes
+    feature = np.empty(n, np.int32)
+    threshold = np.empty(n, np.float64)
+    counts = np.empty((n, n_classes), np.int64)
+    cand_hash = np.empty((n, n_classes, 2), np.uint64)
+    cand_row = np.empty((n, n_classes, 2), np.int64)
+    for s in np.unique(src_ids):
+        mask = src_ids == s
+        src, idx = sources[s], nodes[mask]
+        feature[mask] = src.feature[idx]
+        threshold[mask] = src.threshold[idx]
+        counts[mask] = src.counts[idx]
+        cand_hash[mask] = src.cand_hash[idx]
+        cand_row[mask] = src.cand_row[idx]
+    # breadth-first with sibling pairs: the k-th internal node's children are 2k+1, 2k+2
+    internal_rank = np.cumsum(~is_leaf) - 1
+    left = np.where(is_leaf, -1, 2 * internal_rank + 1).astype(np.int32)
+    right = np.where(is_leaf, -1, 2 * internal_rank + 2).astype(np.int32)
+    feature[is_leaf] = -1
+    threshold[is_leaf] = 0.0
+    index = {key: i for i, key in enumerate(taken)}
+    return Individual(feature, threshold, left, right, counts, cand_hash, cand_row), index
+
+
+def pack(individuals: list[Individual], seed: int) -> TreeBatch:
+    """Concatenate trees into a :class:`TreeBatch` with per-tree salts derived from ``seed``."""
+    sizes = np.fromiter((ind.n_nodes for ind in individuals), np.int64, len(individuals))
+    offset = np.zeros(len(individuals) + 1, np.int64)
+    np.cumsum(sizes, out=offset[1:])
+    base = np.repeat(offset[:-1], sizes).astype(np.int32)
+    left = np.concatenate([ind.left for ind in individuals])
+    right = np.concatenate([ind.right for ind in individuals])
+    internal = left != -1
+    left = np.where(internal, left + base, -1).astype(np.int32)
+    right = np.where(internal, right + base, -1).astype(np.int32)
+    salts = splitmix64(np.uint64(seed) ^ (np.arange(len(individuals), dtype=np.uint64) + np.uint64(1)))
+    return TreeBatch(offset, np.concatenate([ind.feature for ind in individuals]),
+                     np.concatenate([ind.threshold for ind in individuals]), left, right, salts)
+
+
+def apply_stats(individuals: list[Individual], batch: TreeBatch, stats: LeafStats, n_samples: int,
+                alpha: float) -> None:
+    """Store evaluation results in the individuals: propagated statistics, accuracy, fitness.
+
+    Fitness is the paper's eq. (1): ``Accuracy(T) - alpha * (Size(T) - 1)``,
+    with accuracy from integer counts so every evaluator gives the same value.
+    """
+    _propagate_up(batch.left, batch.right, stats.counts, stats.cand_hash, stats.cand_row)
+    off = batch.node_offset
+    root_correct = np.zeros(len(individuals), np.int64)
+    leaf = batch.left == -1
+    correct = np.where(leaf, stats.counts.max(axis=1), 0)
+    tree_correct = np.add.reduceat(correct, off[:-1]) if len(individuals) else root_correct
+    for t, ind in enumerate(individuals):
+        a, b = off[t], off[t + 1]
+        ind.counts = stats.counts[a:b]
+        ind.cand_hash = stats.cand_hash[a:b]
+        ind.cand_row = stats.cand_row[a:b]
+        ind.accuracy = float(tree_correct[t]) / n_samples
+        ind.fitness = ind.accuracy - alpha * (ind.n_nodes - 1)
+        ind.evaluated = True
+
+
+def remove_empty_branches(ind: Individual) -> Individual:
+    """Replace every split with an empty child (no training objects) by its other child.
+
+    Such a split changes no training prediction, so removing it keeps accuracy
+    and only shrinks the tree; an empty leaf would otherwise predict without
+    evidence.  Returns ``ind`` itself when there is nothing to remove.
+    """
+    total = ind.counts.sum(axis=1)
+    redirect = {}
+    for node in range(ind.n_nodes):
+        if ind.left[node] != -1 and total[node] > 0:
+            l, r = int(ind.left[node]), int(ind.right[node])
+            if total[l] == 0:
+                redirect[(0, node)] = (0, r)
+            elif total[r] == 0:
+                redirect[(0, node)] = (0, l)
+    if not redirect:
+        return ind
+
+    def follow(key):
+        while key in redirect:
+            key = redirect[key]
+        return key
+
+    new, _ = assemble([ind], follow((0, 0)), {k: follow(k) for k in redirect})
+    new.fitness, new.accuracy, new.evaluated = ind.fitness, ind.accuracy, ind.evaluated
+    return new
+
+
+def to_flat_tree(ind: Individual, n_features: int, classes: np.ndarray | None = None, metadata: dict | None = None):
+    """The individual as a :class:`~dtlab.trees.FlatTree` whose ``value`` holds the training class counts."""
+    from ..trees import FlatTree
+
+    return FlatTree(feature=ind.feature, threshold=ind.threshold, left=ind.left, right=ind.right,
+                    value=ind.counts.astype(np.float64), n_features=n_features, task="classification",
+                    classes=classes, metadata=dict(metadata or {}))
+
+
+def from_flat_tree(tree, n_classes: int) -> Individual:
+    """An individual with the structure and tests of a FlatTree (statistics empty, not evaluated)."""
+    n = tree.n_nodes
+    src = Individual(tree.feature.astype(np.int32), tree.threshold.astype(np.float64), tree.left, tree.right,
+                     np.zeros((n, n_classes), np.int64), np.full((n, n_classes, 2), EMPTY_HASH, np.uint64),
+                     np.full((n, n_classes, 2), -1, np.int64))
+    new, _ = assemble([src], (0, 0))
+    return new

@@ -1,0 +1,253 @@
+"""Fitness-evaluation kernels of GDT: per-row tree walks, leaf statistics, dipole draws.
+
+The work is the paper's ``fitnesspre`` / ``fitnesspost`` pair (Jurczuk,
+Czajkowski, Kretowski, Applied Intelligence 2021, section 3.3): every training
+row walks every tree of a batch to its leaf, adds one to that leaf's count of
+its class, and takes part in an order-independent draw of two objects per
+(leaf, class); then the partial results of blocks of rows are merged.
+
+Order independence.  A row's draw key is ``(hash, row id)`` with
+``hash = splitmix64(seed ^ global_row) ^ tree_salt[t]``; each (leaf, class)
+keeps the two rows with the smallest keys.  The smallest keys of a union are
+the smallest of the parts' smallest keys, so any split of the rows into blocks,
+shards or devices, in any order, gives the same two rows.
+
+The per-row functions below (:func:`splitmix64`, :func:`key_less`,
+:func:`insert_candidate`, :func:`walk_tree`, :func:`accumulate_row`) are plain
+Python using only scalar arithmetic and array indexing, so they compile with
+``numba.njit`` here and with ``numba.cuda.jit(device=True)`` for a GPU
+evaluator, where each thread block gets private accumulators as in the paper.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numba
+import numpy as np
+
+#: Hash value of an empty candidate slot (its row is -1).
+EMPTY_HASH = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+def splitmix64(x):
+    """SplitMix64 finaliser: a bijective 64-bit mix (Steele et al., 2014).
+
+    Works on a numba ``uint64`` scalar and, vectorised, on a numpy ``uint64``
+    array (numpy wraps array arithmetic modulo 2**64 like C).
+
+    Parameters
+    ----------
+    x : uint64 scalar or ndarray of uint64
+
+    Returns
+    -------
+    uint64 scalar or ndarray of uint64
+    """
+    z = x + _GOLDEN
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+def key_less(h, r, h2, r2):
+    """Whether draw key ``(h, r)`` sorts before slot ``(h2, r2)``; an empty slot (``r2 < 0``) sorts last."""
+    # hash first: the common case (h far from h2) decides in one comparison; an empty slot
+    # has hash EMPTY_HASH, so only a real hash equal to it reaches the row test
+    if h != h2:
+        return h < h2
+    if r2 < 0:
+        return True
+    return r < r2
+
+
+def insert_candidate(cand_hash, cand_row, node, c, h, r):
+    """Offer row ``r`` with hash ``h`` to the two-smallest slots of ``(node, c)``.
+
+    Parameters
+    ----------
+    cand_hash : ndarray of shape (n_nodes, n_classes, 2), uint64
+    cand_row : ndarray of shape (n_nodes, n_classes, 2), int64
+        Slot 0 holds the smallest key, slot 1 the second; modified in place.
+    """
+    if key_less(h, r, cand_hash[node, c, 1], cand_row[node, c, 1]):
+        if key_less(h, r, cand_hash[node, c, 0], cand_row[node, c, 0]):
+            cand_hash[node, c, 1] = cand_hash[node, c, 0]
+            cand_row[node, c, 1] = cand_row[node, c, 0]
+            cand_hash[node, c, 0] = h
+            cand_row[node, c, 0] = r
+        else:
+            cand_hash[node, c, 1] = h
+            cand_row[node, c, 1] = r
+
+
+def walk_tree(X, row, root, feature, threshold, left, right):
+    """Leaf reached by row ``row`` in the tree whose root is packed node ``root``.
+
+    ``left``/``right`` hold packed (batch-global) node indices, -1 at leaves.
+    ``X[row, f] <= threshold`` goes left, compared in float64 as in
+    :func:`dtlab.trees.traversal.find_leaf` (the data are validated finite).
+    """
+    node = root
+    while left[node] != -1:
+        if X[row, feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
+def accumulate_row(X, y, row, global_row, row_hash, node_offset, feature, threshold, left, right,
+                   tree_salt, counts, cand_hash, cand_row):
+    """Walk row ``row`` through every tree of a packed batch and record it in the reached leaves.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32 or float64
+    y : ndarray of shape (n_rows,), int32 class codes
+    row : int
+        Local row index in ``X``.
+    global_row : int64
+        Row id in the whole data set (shard start + row): what the draw hashes
+        and what is recorded.
+    row_hash : uint64
+        ``splitmix64(seed ^ global_row)``, computed once per row.
+    node_offset : ndarray of shape (n_trees + 1,), int64
+        Tree ``t`` occupies packed nodes ``node_offset[t]:node_offset[t+1]``, root first.
+    feature, left, right : ndarray of shape (n_nodes_total,), int32
+    threshold : ndarray of shape (n_nodes_total,), float64
+    tree_salt : ndarray of shape (n_trees,), uint64
+        Per-tree salt so different trees draw different objects from the same region.
+    counts : ndarray of shape (n_nodes_total, n_classes), int64, accumulated in place
+    cand_hash, cand_row : ndarrays of shape (n_nodes_total, n_classes, 2), updated in place
+    """
+    c = y[row]
+    for t in range(node_offset.shape[0] - 1):
+        leaf = walk_tree(X, row, node_offset[t], feature, threshold, left, right)
+        counts[leaf, c] += 1
+        insert_candidate(cand_hash, cand_row, leaf, c, row_hash ^ tree_salt[t], global_row)
+
+
+def _rebind(fn, replacements: dict):
+    """A copy of plain function ``fn`` whose global names in ``replacements`` refer to compiled callees."""
+    scope = dict(fn.__globals__)
+    scope.update(replacements)
+    copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    return copy
+
+
+def compile_row_functions(jit) -> dict:
+    """Compile the per-row functions with decorator ``jit``, callees first.
+
+    The plain functions call each other by global name; each compiled copy
+    has those names rebound to the compiled callees.  ``jit`` is e.g.
+    ``numba.njit(cache=True)`` here, or ``numba.cuda.jit(device=True)`` in a
+    GPU evaluator.
+
+    Returns
+    -------
+    dict mapping the plain function names (``"splitmix64"``, ``"key_less"``,
+    ``"insert_candidate"``, ``"walk_tree"``, ``"accumulate_row"``) to compiled functions.
+    """
+    out: dict = {}
+    for fn in (splitmix64, key_less, walk_tree, insert_candidate, accumulate_row):
+        out[fn.__name__] = jit(_rebind(fn, out))
+    return out
+
+
+_compiled = compile_row_functions(numba.njit(cache=True, nogil=True))
+_splitmix64 = _compiled["splitmix64"]
+_insert_candidate = _compiled["insert_candidate"]
+_accumulate_row = _compiled["accumulate_row"]
+
+
+def _evaluate_rows(X, y, row_offset, seed, node_offset, feature, threshold, left, right, tree_salt,
+                   n_blocks, counts, cand_hash, cand_row):
+    """Batched evaluation over row blocks, then a reduction of the blocks' private statistics.
+
+    Compiled twice: with ``parallel=True`` the blocks run on numba's threads
+    (one pass over the data for the whole batch); with ``parallel=False`` it
+    is the serial kernel one host thread runs per shard of the multi-worker
+    evaluator.  Outputs (``counts``, ``cand_hash``, ``cand_row``) must be
+    initialised by the caller (zeros, :data:`EMPTY_HASH`, -1) and are
+    accumulated into, so a caller may chain calls.
+    """
+    n_rows = X.shape[0]
+    n_nodes = feature.shape[0]
+    n_classes = counts.shape[1]
+    block_counts = np.zeros((n_blocks, n_nodes, n_classes), dtype=np.int64)
+    block_hash = np.full((n_blocks, n_nodes, n_classes, 2), EMPTY_HASH, dtype=np.uint64)
+    block_row = np.full((n_blocks, n_nodes, n_classes, 2), -1, dtype=np.int64)
+    for b in numba.prange(n_blocks):
+        start = (b * n_rows) // n_blocks
+        stop = ((b + 1) * n_rows) // n_blocks
+        bc = block_counts[b]
+        bh = block_hash[b]
+        br = block_row[b]
+        for row in range(start, stop):
+            g = row_offset + row
+            rh = _splitmix64(seed ^ np.uint64(g))
+            _accumulate_row(X, y, row, g, rh, node_offset, feature, threshold, left, right, tree_salt,
+                            bc, bh, br)
+    # fitnesspost: reduce the blocks' copies of the statistics (paper, Listing 3)
+    for node in numba.prange(n_nodes):
+        for b in range(n_blocks):
+            for c in range(n_classes):
+                counts[node, c] += block_counts[b, node, c]
+                for s in range(2):
+                    if block_row[b, node, c, s] >= 0:
+                        _insert_candidate(cand_hash, cand_row, node, c, block_hash[b, node, c, s],
+                                          block_row[b, node, c, s])
+
+
+_evaluate_rows_parallel = numba.njit(_evaluate_rows, parallel=True, nogil=True, cache=True)
+_evaluate_rows_serial = numba.njit(_evaluate_rows, parallel=False, nogil=True, cache=True)
+
+
+@numba.njit(nogil=True, cache=True)
+def _merge_into(counts, cand_hash, cand_row, other_counts, other_hash, other_row):
+    """Add another part's statistics into ``counts``/``cand_*`` (same node layout), in place."""
+    n_nodes, n_classes = counts.shape
+    for node in range(n_nodes):
+        for c in range(n_classes):
+            counts[node, c] += other_counts[node, c]
+            for s in range(2):
+                if other_row[node, c, s] >= 0:
+                    _insert_candidate(cand_hash, cand_row, node, c, other_hash[node, c, s], other_row[node, c, s])
+
+
+@numba.njit(nogil=True, cache=True)
+def _propagate_up(left, right, counts, cand_hash, cand_row):
+    """Fill internal nodes' statistics from their children (paper, section 3.2: leaves toward the root).
+
+    Requires every child to come after its parent in the packed order (the
+    breadth-first layout of :class:`~dtlab.evolution.individual.Individual`),
+    so one reverse sweep sees children before parents.  Internal nodes get the
+    summed class counts and the two smallest-key rows of each class in their
+    subtree (exactly what a draw over the node's objects would give).
+    """
+    n_nodes, n_classes = counts.shape
+    for node in range(n_nodes - 1, -1, -1):
+        a = left[node]
+        if a == -1:
+            continue
+        b = right[node]
+        for c in range(n_classes):
+            counts[node, c] = counts[a, c] + counts[b, c]
+            cand_hash[node, c, 0] = EMPTY_HASH
+            cand_hash[node, c, 1] = EMPTY_HASH
+            cand_row[node, c, 0] = -1
+            cand_row[node, c, 1] = -1
+            for child in (a, b):
+                for s in range(2):
+                    if cand_row[child, c, s] >= 0:
+                        _insert_candidate(cand_hash, cand_row, node, c, cand_hash[child, c, s],
+                                          cand_row[child, c, s])
