@@ -325,15 +325,18 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf of ``tree_`` each row reaches, int32 of shape (n_samples,)."""
-        return self.tree_.apply(self._check_predict_input(X), backend="cpu")
+        X = self._check_predict_input(X)
+        return self.tree_.apply(X, backend="cpu")
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class frequencies of the reached leaf, float64 of shape (n_samples, n_classes)."""
-        return self.tree_.predict_proba(self._check_predict_input(X), backend="cpu")
+        X = self._check_predict_input(X)
+        return self.tree_.predict_proba(X, backend="cpu")
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority training class of the reached leaf, shape (n_samples,), labels as in ``classes_``."""
-        return self.tree_.predict(self._check_predict_input(X), backend="cpu")
+        X = self._check_predict_input(X)
+        return self.tree_.predict(X, backend="cpu")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -208,13 +208,17 @@ def shift_threshold(ind: Individual, node: int, ctx: OperatorContext) -> Individ
     """Shift the threshold of ``node`` on the same attribute.
 
     The step is ``+-span * 10**-u`` with ``u`` uniform on
-    ``[0.5, log10(n_samples) + 1]``: log-uniform scales let one operator both
-    move a threshold across a region and place it between two neighbouring
-    objects, which is what the last fractions of a percent of accuracy need.
+    ``[0.5, log10(m)]``, ``span`` the attribute's range on the training data
+    and ``m`` the number of objects in the node (from its last evaluation):
+    log-uniform scales let one operator both move a threshold across a region
+    and place it between two neighbouring objects, and ``span / m`` is about
+    the gap between neighbouring objects of the node, below which a shift
+    changes nothing.
     """
     f = int(ind.feature[node])
     span = ctx.feature_span[f] if ctx.feature_span[f] > 0 else 1.0
-    u = ctx.rng.uniform(0.5, np.log10(max(ctx.n_samples, 10)) + 1.0)
+    m = max(int(ind.counts[node].sum()), 10)
+    u = ctx.rng.uniform(0.5, max(np.log10(m), 1.0))
     step = span * 10.0 ** (-u) * (1.0 if ctx.rng.random() < 0.5 else -1.0)
     return _with_test(ind, node, f, float(ind.threshold[node] + step))
 
