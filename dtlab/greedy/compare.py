@@ -3,10 +3,11 @@
 :func:`same_tree` compares two FlatTrees node by node (both builders number
 nodes in depth-first preorder).  :func:`tie_report` walks two regression trees
 grown on the same data side by side and, at every node where they stop
-agreeing, computes the gain of both choices in exact rational arithmetic: when
-every such gain pair is exactly equal, the trees differ only by how splits of
-exactly equal gain were ranked -- which depends on floating-point summation
-order, not on the method.
+agreeing, computes the gain of both choices in exact rational arithmetic (on
+the targets' decimal values, as written in the data file): when every such
+gain pair is exactly equal, the trees differ only by how splits of exactly
+equal gain were ranked -- which depends on floating-point rounding (summation
+order), not on the method.
 """
 
 from __future__ import annotations
@@ -77,22 +78,30 @@ def compare_with_sklearn(estimator: Any, X: Any, y: Any) -> dict[str, Any]:
     return out
 
 
-def exact_gain(y: np.ndarray, goes_left: np.ndarray | None) -> Fraction:
+def exact_gain(y: np.ndarray, goes_left: np.ndarray | None, values: str = "decimal") -> Fraction:
     """Reduction of the squared error by a split, in exact rational arithmetic.
 
     Parameters
     ----------
     y : float64 array (n_node,), the node's targets
     goes_left : bool array (n_node,), or None for "no split" (gain 0)
+    values : {"decimal", "binary"}
+        ``"decimal"`` takes each target as the shortest decimal that prints as
+        it -- the value written in a data file (an age of ``1.88`` is 47/25);
+        ``"binary"`` takes the float64 value itself (1.88 is then
+        0.0000000000000000888... off, and two splits of equal gain on the
+        data's values can differ by such crumbs).
 
     Returns
     -------
     Fraction
-        ``B_L^2/n_L + B_R^2/n_R - B^2/n`` with every float taken exactly.
+        ``B_L^2/n_L + B_R^2/n_R - B^2/n``.
     """
     if goes_left is None:
         return Fraction(0)
-    ys = [Fraction(float(v)) for v in y]
+    if values not in ("decimal", "binary"):
+        raise ValueError(f"values must be 'decimal' or 'binary', got {values!r}")
+    ys = [Fraction(repr(float(v))) if values == "decimal" else Fraction(float(v)) for v in y]
     b_l = sum((v for v, g in zip(ys, goes_left) if g), Fraction(0))
     b = sum(ys, Fraction(0))
     n_l = int(np.count_nonzero(goes_left))
@@ -108,7 +117,8 @@ def _describe(tree: FlatTree, node: int, names: list[str] | None) -> str:
     return f"{names[f] if names else f'x{f}'} <= {tree.threshold[node]:.6g}"
 
 
-def tie_report(ours: FlatTree, theirs: FlatTree, X: Any, y: Any, feature_names: list[str] | None = None):
+def tie_report(ours: FlatTree, theirs: FlatTree, X: Any, y: Any, feature_names: list[str] | None = None,
+               values: str = "decimal"):
     """Where two regression trees grown on the same data diverge, and the exact gains there.
 
     The trees are walked side by side from the root.  Nodes with the same test
@@ -124,6 +134,8 @@ def tie_report(ours: FlatTree, theirs: FlatTree, X: Any, y: Any, feature_names: 
     X : array-like (n_samples, n_features), the training features
     y : array-like (n_samples,), the training targets
     feature_names : list of str, optional
+    values : {"decimal", "binary"}
+        How targets are taken in the exact arithmetic, see :func:`exact_gain`.
 
     Returns
     -------
@@ -152,7 +164,7 @@ def tie_report(ours: FlatTree, theirs: FlatTree, X: Any, y: Any, feature_names: 
                      and ours.threshold[a] == theirs.threshold[b])
         same_partition = left_a is not None and left_b is not None and np.array_equal(left_a, left_b)
         if not same_test:
-            gain_a, gain_b = exact_gain(y[rows], left_a), exact_gain(y[rows], left_b)
+            gain_a, gain_b = exact_gain(y[rows], left_a, values), exact_gain(y[rows], left_b, values)
             if same_partition:
                 kind = "same partition"
             elif gain_a == gain_b:
@@ -167,4 +179,5 @@ def tie_report(ours: FlatTree, theirs: FlatTree, X: Any, y: Any, feature_names: 
             stack.append((int(ours.left[a]), int(theirs.left[b]), rows[left_a], depth + 1))
     columns = ["node", "node_other", "depth", "n_samples", "kind", "ours", "theirs", "gain", "gain_other",
                "exactly_equal"]
-    return pd.DataFrame(rows_out, columns=columns).sort_values(["depth", "node"], ignore_index=True)
+    report = pd.DataFrame(rows_out, columns=columns).sort_values(["depth", "node"], ignore_index=True)
+    return report.astype({"exactly_equal": bool})

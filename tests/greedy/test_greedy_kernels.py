@@ -1,0 +1,171 @@
+"""Kernels of dtlab.greedy against plain reference implementations."""
+
+import numpy as np
+import pytest
+
+from dtlab.greedy import _split_cpu as K
+from dtlab.greedy.builder import as_float32_features, presort, sklearn_seed
+
+
+def _xorshift_reference(seed, count):
+    """scikit-learn's our_rand_r, written with numpy uint32 arithmetic."""
+    state = np.uint32(seed)
+    out = []
+    with np.errstate(over="ignore"):
+        for _ in range(count):
+            if state == 0:
+                state = np.uint32(1)
+            state ^= np.uint32(state << np.uint32(13))
+            state ^= np.uint32(state >> np.uint32(17))
+            state ^= np.uint32(state << np.uint32(5))
+            out.append(int(state % np.uint32(2**31)))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**31 - 2])
+def test_rand_int_is_sklearn_xorshift(seed):
+    expected = _xorshift_reference(seed, 50)
+    state = np.array([seed], dtype=np.int64)
+    got = [K._rand_int(0, 2**31, state) for _ in range(50)]
+    assert got == expected
+    # the plain function (used by the CUDA host loop) is the same generator
+    state = np.array([seed], dtype=np.int64)
+    assert [K.rand_int(3, 10, state) for _ in range(20)] == [3 + v % 7 for v in expected[:20]]
+
+
+def test_sklearn_seed_is_first_randint_draw():
+    assert sklearn_seed(7) == np.random.RandomState(7).randint(0, K.RAND_R_MAX)
+    rs = np.random.RandomState(3)
+    assert sklearn_seed(rs) == np.random.RandomState(3).randint(0, K.RAND_R_MAX)
+
+
+def test_presort_is_stable_value_then_row_order(rng):
+    X = rng.integers(-3, 4, size=(200, 3)).astype(np.float64)
+    X[::7, 0] = -0.0
+    X[:, 2] = rng.normal(size=200)
+    X32 = as_float32_features(X)
+    rows = presort(np.ascontiguousarray(X32.T))
+    for f in range(3):
+        expected = np.lexsort((np.arange(200), X32[:, f]))
+        np.testing.assert_array_equal(rows[f], expected)
+
+
+def _reference_best_split(xs, ys, msl):
+    """Best proxy B_L^2/n_L + B_R^2/n_R over valid positions, computed plainly."""
+    m = len(xs)
+    best, best_nl = -np.inf, -1
+    for nl in range(1, m):
+        if nl < msl or m - nl < msl or xs[nl] <= xs[nl - 1] + K.FEATURE_THRESHOLD:
+            continue
+        bl, br = ys[:nl].sum(), ys[nl:].sum()
+        p = bl * bl / nl + br * br / (m - nl)
+        if p > best:
+            best, best_nl = p, nl
+    return best, best_nl
+
+
+@pytest.mark.parametrize("msl", [1, 3])
+def test_mse_scans_agree_with_reference(rng, msl):
+    for trial in range(20):
+        m = int(rng.integers(2, 60))
+        xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
+        ys = rng.normal(size=m)
+        pref, score = np.empty(m + 1), np.empty(m + 1)
+        vec = K._scan_mse_prefix(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD, pref, score)
+        inc = K._scan_mse_incremental(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD)
+        assert vec == inc  # same sums in the same order: bit for bit
+        ref = _reference_best_split(xs, ys, msl)
+        assert vec[1] == ref[1]
+        if ref[1] > 0:
+            assert vec[0] == pytest.approx(ref[0], rel=1e-12)
+
+
+def test_naive_scan_finds_same_position(rng):
+    for trial in range(20):
+        m = int(rng.integers(2, 40))
+        x = rng.random(m).astype(np.float32)
+        y = rng.normal(size=m)
+        samples = np.arange(m, dtype=np.int64)
+        xs = np.sort(x)
+        naive = K._scan_mse_naive(xs, x, y, samples, 0, m, 1, K.FEATURE_THRESHOLD)
+        order = np.argsort(x, kind="stable")
+        ref = _reference_best_split(xs, y[order], 1)
+        assert naive[1] == ref[1]
+        assert naive[0] == pytest.approx(ref[0], rel=1e-12)
+
+
+def test_feature_threshold_merges_close_values():
+    xs = np.array([0.0, 5e-8, 1.0, 1.0, 2.0], dtype=np.float32)
+    ys = np.array([0.0, 10.0, 0.0, 0.0, 0.0])
+    best, nl = K._scan_mse_incremental(xs, ys, 0, 5, 1, K.FEATURE_THRESHOLD)
+    assert nl != 1  # 0 and 5e-8 are one value: no threshold between them
+    assert nl == 2
+
+
+def test_gini_scan_matches_plain_gini(rng):
+    for _ in range(10):
+        m = int(rng.integers(2, 50))
+        xs = np.sort(rng.integers(0, 6, m)).astype(np.float32)
+        ys = rng.integers(0, 3, m).astype(np.int32)
+        cnt_l, cnt_r = np.zeros(3), np.zeros(3)
+        best, nl, _, _ = K._scan_classes(xs, ys, 0, m, 1, K.FEATURE_THRESHOLD, K.GINI, cnt_l, cnt_r)
+        ref_best, ref_nl = -np.inf, -1
+        for k in range(1, m):
+            if xs[k] <= xs[k - 1]:
+                continue
+            cl, cr = np.bincount(ys[:k], minlength=3), np.bincount(ys[k:], minlength=3)
+            p = -(m - k) * (1 - (cr ** 2).sum() / (m - k) ** 2) - k * (1 - (cl ** 2).sum() / k ** 2)
+            if p > ref_best:
+                ref_best, ref_nl = p, k
+        assert nl == ref_nl
+        if nl > 0:
+            assert best == pytest.approx(ref_best, rel=1e-12)
+
+
+def test_partition_is_stable(rng):
+    n, F = 50, 3
+    rows = np.stack([rng.permutation(n) for _ in range(F)]).astype(np.int32)
+    vals = rng.random((F, n)).astype(np.float32)
+    ylist = rng.normal(size=(F, n))
+    goes_left = (rng.random(n) < 0.4).astype(np.uint8)
+    s, e = 10, 40
+    expected = []
+    for g in range(F):
+        seg = np.arange(s, e)
+        left = seg[goes_left[rows[g, seg]] == 1]
+        right = seg[goes_left[rows[g, seg]] == 0]
+        expected.append(np.concatenate([left, right]))
+    r0, v0, y0 = rows.copy(), vals.copy(), ylist.copy()
+    tmp_r, tmp_v, tmp_y = np.empty_like(rows), np.empty_like(vals), np.empty_like(ylist)
+    for g in range(F):
+        K._partition_feature(g, rows, vals, ylist, s, e, goes_left, tmp_r, tmp_v, tmp_y)
+        np.testing.assert_array_equal(rows[g, s:e], r0[g, expected[g]])
+        np.testing.assert_array_equal(vals[g, s:e], v0[g, expected[g]])
+        np.testing.assert_array_equal(ylist[g, s:e], y0[g, expected[g]])
+        np.testing.assert_array_equal(rows[g, :s], r0[g, :s])
+
+
+def test_select_feature_compiled_equals_plain():
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        F = int(rng.integers(1, 7))
+        n_known = int(rng.integers(0, F))
+        args_f = dict(f_const=(rng.random(F) < 0.3).astype(np.uint8), f_score=rng.normal(size=F),
+                      f_pos=np.where(rng.random(F) < 0.8, 1, -1).astype(np.int64), f_gain=rng.random(F),
+                      f_ratio=rng.random(F))
+        features0 = np.random.default_rng(trial).permutation(F).astype(np.int64)
+        outs = []
+        for fn in (K.select_feature, K._select_feature):
+            features = features0.copy()
+            constant = features0.copy()
+            state = np.array([trial + 1], dtype=np.int64)
+            best, n_total = fn(features, constant, n_known, state, args_f["f_const"], args_f["f_score"],
+                               args_f["f_pos"], args_f["f_gain"], args_f["f_ratio"], K.MSE, np.empty(F, np.int64))
+            outs.append((best, n_total, features.tolist(), int(state[0])))
+        assert outs[0] == outs[1]
+        best = outs[0][0]
+        if best >= 0:
+            # the winner is a best-scoring non-constant feature with a valid split
+            drawn = set(outs[0][2][outs[0][1]:])
+            candidates = [f for f in drawn if args_f["f_pos"][f] >= 0]
+            assert args_f["f_score"][best] == max(args_f["f_score"][f] for f in candidates)
