@@ -1,3 +1,4 @@
 """Imports the modules that register figure producers and benchmarks."""
 
 from . import tour  # noqa: F401
+from . import greedy  # noqa: F401

@@ -34,7 +34,7 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 def fit_features(X: Any) -> np.ndarray:
     """X for ``fit``: float32 (as scikit-learn casts it), finite, at least one row."""
     X64 = check_X(X, dtype=np.float64, allow_nan=False, name="X")
-    if X64.size and np.abs(X64).max() > np.finfo(np.float32).max:
+    if X64.size and max(X64.max(), -X64.min()) > np.finfo(np.float32).max:
         raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
     return as_float32_features(X64)
 

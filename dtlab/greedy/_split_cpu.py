@@ -186,7 +186,7 @@ _select_feature = numba.njit(select_feature, **_NJIT)
 
 # ------------------------------------------------------ regression scans
 @numba.njit(**_NJIT)
-def _scan_mse_prefix(xs, ys, s, e, msl, thr, pref, score):
+def _scan_mse_prefix(xs, ys, s, e, msl, thr, buf):
     """Vectorised scan of one sorted segment: prefix sums, then every position at once.
 
     Parameters
@@ -195,7 +195,7 @@ def _scan_mse_prefix(xs, ys, s, e, msl, thr, pref, score):
     ys : float64 array, the targets in the same order
     msl : int, min_samples_leaf
     thr : float32, FEATURE_THRESHOLD
-    pref, score : float64 scratch of length >= e - s + 1
+    buf : float64 scratch of length >= e - s
 
     Returns
     -------
@@ -204,25 +204,26 @@ def _scan_mse_prefix(xs, ys, s, e, msl, thr, pref, score):
     """
     m = e - s
     acc = 0.0
-    for i in range(m):  # B_S for every prefix: the running sum as one scan
+    for i in range(m):  # B_S of every prefix: the running sum as one scan
         acc += ys[s + i]
-        pref[i] = acc
+        buf[i] = acc
     total = acc
     lo = max(msl, 1)
     hi = m - msl
     if lo > hi:
         return -np.inf, -1
-    # no branches: invalid positions (ties) get -inf, so the loop vectorises
+    # every position at once, in place (position nl reads buf[nl - 1] and
+    # overwrites it); no branches: ties get -inf, so the loop vectorises
     for nl in range(lo, hi + 1):
-        sl = pref[nl - 1]
+        sl = buf[nl - 1]
         sr = total - sl
         proxy = sl * sl / nl + sr * sr / (m - nl)
-        score[nl] = proxy if xs[s + nl] > xs[s + nl - 1] + thr else -np.inf
+        buf[nl - 1] = proxy if xs[s + nl] > xs[s + nl - 1] + thr else -np.inf
     best = -np.inf
     best_nl = -1
     for nl in range(lo, hi + 1):
-        if score[nl] > best:
-            best = score[nl]
+        if buf[nl - 1] > best:
+            best = buf[nl - 1]
             best_nl = nl
     return best, best_nl
 
@@ -396,8 +397,9 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
 
 # ------------------------------------------------------ per-feature scans
 @numba.njit(**_NJIT)
-def _scan_presorted_feature(f, criterion, vals, ylist, s, e, msl, thr, pref, score, cnt,
+def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+    """Best split of feature ``f`` on the node ``[s, e)``; scratch row ``slot`` of ``buf`` / ``cnt``."""
     if vals[f, e - 1] <= vals[f, s] + thr:
         f_const[f] = 1
         return
@@ -405,10 +407,10 @@ def _scan_presorted_feature(f, criterion, vals, ylist, s, e, msl, thr, pref, sco
     gain = 0.0
     ratio = 0.0
     if criterion == MSE:
-        best, nl = _scan_mse_prefix(vals[f], ylist[f], s, e, msl, thr, pref[f], score[f])
+        best, nl = _scan_mse_prefix(vals[f], ylist[f], s, e, msl, thr, buf[slot])
     else:
         best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
-                                              cnt[f, 0], cnt[f, 1])
+                                              cnt[slot, 0], cnt[slot, 1])
     f_score[f] = best
     f_pos[f] = nl
     f_gain[f] = gain
@@ -419,10 +421,10 @@ def _scan_presorted_feature(f, criterion, vals, ylist, s, e, msl, thr, pref, sco
 
 
 @numba.njit(parallel=True, **_NJIT)
-def _scan_presorted_parallel(active, n_active, criterion, vals, ylist, s, e, msl, thr, pref, score, cnt,
+def _scan_presorted_parallel(active, n_active, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
                              f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
     for k in numba.prange(n_active):
-        _scan_presorted_feature(active[k], criterion, vals, ylist, s, e, msl, thr, pref, score, cnt,
+        _scan_presorted_feature(active[k], k, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
                                 f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
 
 
@@ -462,32 +464,39 @@ def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_
 
 # ----------------------------------------------------------- partitioning
 @numba.njit(**_NJIT)
-def _partition_feature(g, rows, vals, ylist, s, e, goes_left, tmp_rows, tmp_vals, tmp_y):
-    """Stable partition of feature ``g``'s segment: left rows first, order kept."""
+def _partition_feature(g, slot, rows, vals, ylist, s, e, goes_left, tmp_rows, tmp_vals, tmp_y):
+    """Stable partition of feature ``g``'s segment: left rows first, order kept.
+
+    Branch-free: every entry is written both to the next left slot (``w <= i``,
+    already read) and to the next right slot of the buffer, and the flag moves
+    one of the two cursors.  Which rows go left looks random from any other
+    feature's order, so a branch here would be mispredicted half the time.
+    """
     w = s
     t = 0
     for i in range(s, e):
         r = rows[g, i]
-        if goes_left[r]:
-            rows[g, w] = r
-            vals[g, w] = vals[g, i]
-            ylist[g, w] = ylist[g, i]
-            w += 1
-        else:
-            tmp_rows[g, t] = r
-            tmp_vals[g, t] = vals[g, i]
-            tmp_y[g, t] = ylist[g, i]
-            t += 1
+        v = vals[g, i]
+        yv = ylist[g, i]
+        left = goes_left[r]
+        rows[g, w] = r
+        vals[g, w] = v
+        ylist[g, w] = yv
+        tmp_rows[slot, t] = r
+        tmp_vals[slot, t] = v
+        tmp_y[slot, t] = yv
+        w += left
+        t += 1 - left
     for i in range(t):
-        rows[g, w + i] = tmp_rows[g, i]
-        vals[g, w + i] = tmp_vals[g, i]
-        ylist[g, w + i] = tmp_y[g, i]
+        rows[g, w + i] = tmp_rows[slot, i]
+        vals[g, w + i] = tmp_vals[slot, i]
+        ylist[g, w + i] = tmp_y[slot, i]
 
 
 @numba.njit(parallel=True, **_NJIT)
 def _partition_parallel(active, n_active, rows, vals, ylist, s, e, goes_left, tmp_rows, tmp_vals, tmp_y):
     for k in numba.prange(n_active):
-        _partition_feature(active[k], rows, vals, ylist, s, e, goes_left, tmp_rows, tmp_vals, tmp_y)
+        _partition_feature(active[k], k, rows, vals, ylist, s, e, goes_left, tmp_rows, tmp_vals, tmp_y)
 
 
 # ------------------------------------------------------------ node stats
@@ -603,9 +612,10 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     f_ratio = np.zeros(F, dtype=np.float64)
     is_reg = criterion == MSE
     presorted = method == VECTORIZED
+    # scratch rows: one per feature for parallel scans, row 0 otherwise (rows
+    # that are never written are never touched, so they cost no memory)
     m_buf = n + 1 if presorted else 1
-    pref = np.empty((F if presorted and is_reg else 1, m_buf), dtype=np.float64)
-    score = np.empty((F if presorted and is_reg else 1, m_buf), dtype=np.float64)
+    buf = np.empty((F if presorted and is_reg else 1, m_buf), dtype=np.float64)
     cnt = np.zeros((F if presorted and not is_reg else 1, 2, n_outputs), dtype=np.float64)
     goes_left = np.zeros(n, dtype=np.uint8)
     tmp_rows = np.empty((F if presorted else 1, m_buf), dtype=rows.dtype)
@@ -696,11 +706,11 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         if presorted:
             if m * n_active >= parallel_min_work and n_active > 1:
                 _scan_presorted_parallel(active, n_active, criterion, vals, ylist, start, end, msl, thr,
-                                         pref, score, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+                                         buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
             else:
                 for k in range(n_active):
-                    _scan_presorted_feature(active[k], criterion, vals, ylist, start, end, msl, thr,
-                                            pref, score, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+                    _scan_presorted_feature(active[k], 0, criterion, vals, ylist, start, end, msl, thr,
+                                            buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
         else:
             for k in range(n_active):
                 _scan_sorting_feature(active[k], method, XT, y, samples, start, end, msl, thr,
@@ -753,8 +763,11 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         o_threshold[node] = f_thr[best_f]
         o_missing[node] = 1 if nl > nr else 0
 
-        # ---- partition the node's rows: left rows first in every list
-        if presorted:
+        # ---- partition the node's rows: left rows first in every list, unless
+        # neither child can split (the lists below a leaf are never read again)
+        child_splits = depth + 1 < max_depth and ((nl >= mss and imp_l > EPSILON) or
+                                                   (nr >= mss and imp_r > EPSILON))
+        if presorted and child_splits:
             for i in range(start, end):
                 goes_left[rows[best_f, i]] = 1 if i < mid else 0
             n_part = 0
@@ -767,9 +780,9 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
                                     tmp_rows, tmp_vals, tmp_y)
             else:
                 for k in range(n_part):
-                    _partition_feature(active[k], rows, vals, ylist, start, end, goes_left,
+                    _partition_feature(active[k], 0, rows, vals, ylist, start, end, goes_left,
                                        tmp_rows, tmp_vals, tmp_y)
-        else:
+        elif not presorted and child_splits:
             cut = f_thr[best_f]
             w = start
             t = 0
@@ -806,10 +819,10 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
 
 
 # --------------------------------------------------------------- presort
-@numba.njit(parallel=True, **_NJIT)
+@numba.njit(**_NJIT)
 def _gather_lists(XT, y, rows, vals, ylist):
-    """Fill the value and target lists from the sorted row lists."""
-    for f in numba.prange(rows.shape[0]):
+    """Fill the value and target lists from the sorted row lists (serial: memory bound)."""
+    for f in range(rows.shape[0]):
         for i in range(rows.shape[1]):
             r = rows[f, i]
             vals[f, i] = XT[f, r]

@@ -55,13 +55,18 @@ def sklearn_seed(random_state: Any) -> int:
 
 
 def as_float32_features(X: np.ndarray) -> np.ndarray:
-    """C-contiguous float32 copy of X with ``-0.0`` replaced by ``0.0``.
+    """float32 copy of X, each feature contiguous (Fortran order), ``-0.0`` replaced by ``0.0``.
 
     scikit-learn compares float32 values; ``-0.0 == 0.0`` there, and mapping both
-    to ``+0.0`` keeps the (value, row) sort order well defined.
+    to ``+0.0`` keeps the (value, row) sort order well defined.  Fortran order
+    makes ``X32.T`` the (n_features, n_samples) layout the kernels read, without
+    another copy.
     """
-    X32 = np.ascontiguousarray(X, dtype=np.float32)
-    return X32 + np.float32(0.0)
+    X = np.asarray(X)
+    X32 = np.empty(X.shape, dtype=np.float32, order="F")
+    X32[...] = X
+    X32 += np.float32(0.0)
+    return X32
 
 
 def presort(XT: np.ndarray) -> np.ndarray:
