@@ -70,8 +70,7 @@ def test_mse_scans_agree_with_reference(rng, msl):
         m = int(rng.integers(2, 60))
         xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
         ys = rng.normal(size=m)
-        pref, score = np.empty(m + 1), np.empty(m + 1)
-        vec = K._scan_mse_prefix(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD, pref, score)
+        vec = K._scan_mse_prefix(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD, np.empty(m))
         inc = K._scan_mse_incremental(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD)
         assert vec == inc  # same sums in the same order: bit for bit
         ref = _reference_best_split(xs, ys, msl)
@@ -138,7 +137,7 @@ def test_partition_is_stable(rng):
     r0, v0, y0 = rows.copy(), vals.copy(), ylist.copy()
     tmp_r, tmp_v, tmp_y = np.empty_like(rows), np.empty_like(vals), np.empty_like(ylist)
     for g in range(F):
-        K._partition_feature(g, rows, vals, ylist, s, e, goes_left, tmp_r, tmp_v, tmp_y)
+        K._partition_feature(g, 0, rows, vals, ylist, s, e, goes_left, tmp_r, tmp_v, tmp_y)
         np.testing.assert_array_equal(rows[g, s:e], r0[g, expected[g]])
         np.testing.assert_array_equal(vals[g, s:e], v0[g, expected[g]])
         np.testing.assert_array_equal(ylist[g, s:e], y0[g, expected[g]])
