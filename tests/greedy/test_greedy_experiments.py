@@ -1,0 +1,70 @@
+"""Greedy experiments and plots on tiny inputs (the producers' logic, not their timings)."""
+
+import numpy as np
+import pytest
+
+from dtlab.experiments import greedy as G
+from dtlab.experiments.registry import BENCHMARKS, FIGURES, load_all
+from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
+from dtlab.greedy import _split_cpu as K
+from dtlab.plotting_greedy import plot_error_vs_depth, plot_speed_ratio, plot_timing_vs_size
+
+
+def test_producers_are_registered():
+    load_all()
+    assert {"regression_tree_timing", "regression_tree_depth"} <= set(FIGURES)
+    assert {"regression_tree_vs_sklearn", "classifier_vs_sklearn"} <= set(BENCHMARKS)
+
+
+def test_timing_vs_size_and_plot():
+    frame = G.timing_vs_size(sizes=(300, 600), naive_max_rows=300, repeats=1, max_depth=4)
+    assert set(frame["method"]) == set(G.METHODS)
+    naive = frame[frame["method"] == "naive"].set_index("n_samples")
+    assert not naive.loc[300, "skipped"] and naive.loc[600, "skipped"] and np.isnan(naive.loc[600, "seconds"])
+    done = frame[~frame["skipped"]]
+    assert (done["seconds"] > 0).all()
+    # every method grows a tree of the same size on the same rows
+    assert done.groupby("n_samples")["n_nodes"].nunique().max() == 1
+    fig = plot_timing_vs_size(frame)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlabel() and "(s)" in ax.get_ylabel() and ax.get_title()
+    assert ax.get_legend() is not None
+
+
+def test_error_vs_depth_and_plot():
+    frame = G.error_vs_depth(depths=(1, 2, 3, None), n_samples=2_000)
+    assert list(frame.columns) == ["max_depth", "train_mse", "test_mse", "n_nodes"]
+    train = frame["train_mse"].to_numpy()
+    assert (np.diff(train) <= 1e-9).all()  # deeper never fits the training rows worse
+    fig = plot_error_vs_depth(frame.iloc[:3])
+    assert "years" in fig.axes[0].get_ylabel()
+
+
+def test_benchmarks_on_small_inputs():
+    frame = G.regressor_vs_sklearn(depths=(3, None), n_samples=3_000, repeats=1)
+    assert frame.loc[0, "same_tree"] and frame["ratio"].gt(0).all()
+    assert frame.loc[1, "train_mse"] == pytest.approx(frame.loc[1, "train_mse_sklearn"], rel=1e-6)
+    plot_speed_ratio(frame)
+    out = G.classifier_vs_sklearn(n_samples=5_000, repeats=1)
+    assert out["same_tree"] and out["ratio"] > 0
+
+
+def test_tree_summary():
+    summary = G.tree_summary(n_samples=1_000, max_depth=3)
+    assert summary["n_nodes"] == summary["estimator"].tree_.n_nodes <= 15
+    assert summary["test_mse"] > 0
+
+
+def test_parallel_scans_grow_the_same_tree(monkeypatch):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 30, size=(3_000, 5)).astype(float)
+    y = rng.integers(0, 50, size=3_000).astype(float)
+    yc = (X[:, 0] + rng.integers(0, 10, 3_000) > 20).astype(int)
+    serial = (DecisionTreeRegressor(random_state=0).fit(X, y).tree_,
+              DecisionTreeClassifier(random_state=0).fit(X, yc).tree_)
+    # nodes of >= 600 rows go parallel (each parallel region is costly on a busy machine)
+    monkeypatch.setattr(K, "PARALLEL_MIN_WORK", 3_000)
+    parallel = (DecisionTreeRegressor(random_state=0).fit(X, y).tree_,
+                DecisionTreeClassifier(random_state=0).fit(X, yc).tree_)
+    assert serial[0].equals(parallel[0]) and serial[1].equals(parallel[1])
