@@ -78,3 +78,24 @@ def plot_speed_ratio(frame, *, ax=None, title: str | None = None):
            title=title or "Training time relative to scikit-learn (same tree)")
     ax.legend()
     return fig
+
+
+def plot_fit_summary(summary, *, ax=None, max_points: int = 3_000):
+    """Predicted against true age on held-out rows, with the tree's size and errors in the title.
+
+    Parameters
+    ----------
+    summary : dict from :func:`dtlab.experiments.greedy.tree_summary`
+    """
+    fig, ax = new_axes(ax, figsize=(5.2, 4.6))
+    y, p = summary["y_test"][:max_points], summary["predicted"][:max_points]
+    ax.scatter(y, p, s=6, alpha=0.35, color="tab:blue", label="held-out rows")
+    lim = (0, max(float(np.max(y)), float(np.max(p))) * 1.02)
+    ax.plot(lim, lim, color="k", lw=0.8, ls="--", label="perfect prediction")
+    depth = "unlimited" if summary["max_depth"] is None else summary["max_depth"]
+    ax.set(xlim=lim, ylim=lim, xlabel="true age (years)", ylabel="predicted age (years)",
+           title=(f"{summary['n_samples']:,} rows, depth {depth}: {summary['n_nodes']:,} nodes, "
+                  f"{summary['seconds'] * 1e3:.0f} ms\nMSE train {summary['train_mse']:.0f}, "
+                  f"held out {summary['test_mse']:.0f} (years$^2$)"))
+    ax.legend(loc="upper left", fontsize=8)
+    return fig

@@ -185,11 +185,14 @@ def classifier_vs_sklearn(n_samples: int = 1_000_000, noise_attrs: int = 0, max_
 
 
 def tree_summary(n_samples: int = 5_000, max_depth: int | None = 5, method: str = "vectorized", seed: int = 0):
-    """Fit on the first ``n_samples`` rows and return the tree with its held-out error (for the widgets).
+    """Fit on the first ``n_samples`` rows (a quarter held out) and report the held-out error.
 
     Returns
     -------
-    dict with ``estimator``, ``train_mse``, ``test_mse`` (years^2), ``seconds`` and ``n_nodes``.
+    dict
+        ``estimator``, ``n_samples``, ``max_depth``, ``seconds`` (fit time),
+        ``n_nodes``, ``train_mse`` and ``test_mse`` (years^2), ``y_test`` and
+        ``predicted`` (ages of the held-out rows, years).
     """
     data = load_diabetes_prediction(target="age", n_samples=n_samples)
     X_train, X_test, y_train, y_test = train_test_split(data.X, data.y, test_fraction=0.25, seed=seed)
@@ -197,9 +200,66 @@ def tree_summary(n_samples: int = 5_000, max_depth: int | None = 5, method: str 
     start = time.perf_counter()
     est.fit(X_train, y_train)
     seconds = time.perf_counter() - start
-    return dict(estimator=est, feature_names=data.feature_names, seconds=seconds, n_nodes=est.tree_.n_nodes,
-                train_mse=float(np.mean((est.predict(X_train) - y_train) ** 2)),
-                test_mse=float(np.mean((est.predict(X_test) - y_test) ** 2)))
+    predicted = est.predict(X_test)
+    return dict(estimator=est, n_samples=n_samples, max_depth=max_depth, seconds=seconds,
+                n_nodes=est.tree_.n_nodes, train_mse=float(np.mean((est.predict(X_train) - y_train) ** 2)),
+                test_mse=float(np.mean((predicted - y_test) ** 2)), y_test=y_test, predicted=predicted)
+
+
+def method_agreement(n_samples: int = 5_000, max_depth: int | None = None, seed: int = 0):
+    """Fit the three split searches (and scikit-learn) on the same rows; compare their trees.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per method: ``n_nodes``, ``same_tree_as_vectorized``, ``train_mse`` (years^2), ``seconds``
+        (one fit, numba compilation excluded).
+    """
+    import pandas as pd
+
+    data = load_diabetes_prediction(target="age", n_samples=n_samples)
+    X, y = data.X, data.y
+    trees, rows = {}, []
+    for method in METHODS:
+        est = _estimator(method, max_depth, seed)
+        est.fit(X[:100], y[:100])  # compile (or load numba's cache) outside the timing
+        start = time.perf_counter()
+        est.fit(X, y)
+        seconds = time.perf_counter() - start
+        trees[method] = FlatTree.from_sklearn(est) if method == "sklearn" else est.tree_
+        rows.append(dict(method=method, n_nodes=trees[method].n_nodes, seconds=seconds,
+                         train_mse=float(np.mean((est.predict(X) - y) ** 2))))
+    for row in rows:
+        row["same_tree_as_vectorized"] = same_tree(trees[row["method"]], trees["vectorized"])
+    return pd.DataFrame(rows)[["method", "n_nodes", "same_tree_as_vectorized", "train_mse", "seconds"]]
+
+
+def tie_check(max_depth: int | None = None, n_samples: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """Compare with scikit-learn on the project's task and explain every difference.
+
+    Fits the vectorised regressor and scikit-learn's with the same parameters,
+    then walks both trees with :func:`dtlab.greedy.compare.tie_report`.
+
+    Returns
+    -------
+    dict
+        ``n_nodes``, ``n_nodes_sklearn``, ``same_tree``, ``train_mse``,
+        ``train_mse_sklearn``, ``n_divergences``, ``divergences_by_kind``,
+        ``all_exactly_equal`` (every divergence is a choice between splits of
+        exactly equal gain) and ``report`` (the DataFrame).
+    """
+    from ..greedy.compare import tie_report
+
+    data = load_diabetes_prediction(target="age", n_samples=n_samples)
+    ours = DecisionTreeRegressor(max_depth=max_depth, random_state=seed).fit(data.X, data.y)
+    theirs = sklearn_twin(ours).fit(data.X, data.y)
+    b = FlatTree.from_sklearn(theirs)
+    report = tie_report(ours.tree_, b, data.X, data.y, data.feature_names)
+    return dict(n_nodes=ours.tree_.n_nodes, n_nodes_sklearn=b.n_nodes, same_tree=same_tree(ours.tree_, b),
+                train_mse=float(np.mean((ours.predict(data.X) - data.y) ** 2)),
+                train_mse_sklearn=float(np.mean((theirs.predict(data.X) - data.y) ** 2)),
+                n_divergences=len(report), divergences_by_kind=report["kind"].value_counts().to_dict(),
+                all_exactly_equal=bool(report["exactly_equal"].all()), report=report)
 
 
 # --------------------------------------------------------------- producers
