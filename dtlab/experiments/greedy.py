@@ -88,7 +88,7 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
     -------
     pandas.DataFrame
         Columns ``n_samples``, ``method``, ``seconds`` (NaN when skipped),
-        ``n_nodes``, ``skipped``.
+        ``n_nodes``, ``skipped``, ``max_depth``.
     """
     import pandas as pd
 
@@ -102,14 +102,16 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
         X, y = data.X[:n], data.y[:n]
         for method in methods:
             if method == "naive" and naive_max_rows is not None and n > naive_max_rows:
-                rows.append(dict(n_samples=n, method=method, seconds=np.nan, n_nodes=np.nan, skipped=True))
+                rows.append(dict(n_samples=n, method=method, seconds=np.nan, n_nodes=np.nan, skipped=True,
+                                 max_depth=max_depth))
                 continue
             est = _estimator(method, max_depth, seed)
             slow = method == "naive" and n > 5_000
             seconds = paired_medians([lambda: est.fit(X, y)], repeats=1 if slow else repeats,
                                      warmup=0 if slow else 1)[0]
             n_nodes = est.tree_.node_count if method == "sklearn" else est.tree_.n_nodes
-            rows.append(dict(n_samples=n, method=method, seconds=seconds, n_nodes=int(n_nodes), skipped=False))
+            rows.append(dict(n_samples=n, method=method, seconds=seconds, n_nodes=int(n_nodes), skipped=False,
+                             max_depth=max_depth))
     return pd.DataFrame(rows)
 
 

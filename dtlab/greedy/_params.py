@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_X
+from .._validation import check_int, check_X, check_y
 from ..backend import BACKEND_NAMES, Backend
 from .builder import as_float32_features
 
@@ -31,15 +31,56 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _sklearn_shape_checks(X: Any) -> None:
+    """The few input errors whose wording scikit-learn's estimator checks look for."""
+    if X is None:
+        raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        raise ValueError("Complex data not supported; X must be real")
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 1:
+        raise ValueError(f"Expected 2D array, got 1D array of shape {shape} instead. Reshape your data either "
+                         "using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is one row")
+    if shape is not None and len(shape) == 2 and shape[1] == 0 and shape[0] > 0:
+        raise ValueError(f"0 feature(s) (shape=({shape[0]}, 0)) while a minimum of 1 is required.")
+
+
+def fit_target(y: Any, n_samples: int, estimator: Any, numeric: bool) -> np.ndarray:
+    """y for ``fit``: 1-D; a column vector is raveled with scikit-learn's DataConversionWarning."""
+    import warnings
+
+    from sklearn.exceptions import DataConversionWarning
+
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
+    if not hasattr(y, "iloc"):  # pandas keeps its own checks; anything else becomes an array
+        y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
+                      DataConversionWarning, stacklevel=3)
+        y = np.ravel(y)
+    return check_y(y, n_samples, numeric=numeric)
+
+
 def fit_features(X: Any) -> np.ndarray:
     """X for ``fit``: float32 (as scikit-learn casts it), finite, at least one row."""
+    _sklearn_shape_checks(X)
     X64 = check_X(X, dtype=np.float64, allow_nan=False, name="X")
     if X64.size and max(X64.max(), -X64.min()) > np.finfo(np.float32).max:
         raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
     return as_float32_features(X64)
 
 
-def predict_features(X: Any, n_features: int) -> np.ndarray:
-    """X for ``predict``: float32 like in ``fit``, so that ``x <= threshold`` agrees with training."""
-    X64 = check_X(X, dtype=np.float64, allow_nan=True, n_features=n_features, name="X", min_samples=0)
+def predict_features(X: Any, estimator: Any) -> np.ndarray:
+    """X for ``predict``: float32 like in ``fit``, so that ``x <= threshold`` agrees with training.
+
+    NaN is allowed (it follows each node's ``missing_left``: the side that got
+    more training rows), inf is not.
+    """
+    _sklearn_shape_checks(X)
+    X64 = check_X(X, dtype=np.float64, allow_nan=True, name="X", min_samples=0)
+    if X64.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X64.shape[1]} features, but {type(estimator).__name__} is expecting "
+                         f"{estimator.n_features_in_} features as input")
     return np.ascontiguousarray(X64, dtype=np.float32)

@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_real, check_y, encode_labels
+from .._validation import check_real, encode_labels
 from ..backend import resolve_backend
-from ._params import check_choice, check_tree_params, fit_features, predict_features
+from ._params import check_choice, check_tree_params, fit_features, fit_target, predict_features
 from .builder import grow_tree
 from .pruning import pessimistic_prune
 
@@ -88,7 +89,8 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"pruning must be one of {PRUNING}, got {self.pruning!r}")
         confidence = check_real(self.confidence, "confidence", low=0.0, high=0.5, low_inclusive=False)
         X32 = fit_features(X)
-        y = check_y(y, X32.shape[0])
+        y = fit_target(y, X32.shape[0], self, numeric=False)
+        check_classification_targets(y)
         classes, codes = encode_labels(y)
         backend = resolve_backend(self.backend, X)
         grown = grow_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
@@ -107,17 +109,17 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the leaf each row reaches, float64 of shape (n_samples, n_classes)."""
         check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(predict_features(X, self.n_features_in_), backend=self.backend_)
+        return self.tree_.predict_proba(predict_features(X, self), backend=self.backend_)
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority class of the reached leaf (first class on a tie), shape (n_samples,)."""
         check_is_fitted(self, "tree_")
-        return self.tree_.predict(predict_features(X, self.n_features_in_), backend=self.backend_)
+        return self.tree_.predict(predict_features(X, self), backend=self.backend_)
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
         check_is_fitted(self, "tree_")
-        return self.tree_.apply(predict_features(X, self.n_features_in_), backend=self.backend_)
+        return self.tree_.apply(predict_features(X, self), backend=self.backend_)
 
     def get_n_leaves(self) -> int:
         check_is_fitted(self, "tree_")

@@ -8,9 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_y
 from ..backend import resolve_backend
-from ._params import check_choice, check_tree_params, fit_features, predict_features
+from ._params import check_choice, check_tree_params, fit_features, fit_target, predict_features
 from ._split_cpu import METHODS
 from .builder import grow_tree
 
@@ -90,7 +89,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseEstimator):
         max_depth, min_samples_split, min_samples_leaf = check_tree_params(self)
         method = check_choice(self.method, "method", tuple(METHODS))
         X32 = fit_features(X)
-        y = check_y(y, X32.shape[0], numeric=True)
+        y = fit_target(y, X32.shape[0], self, numeric=True)
         backend = resolve_backend(self.backend, X)
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
@@ -108,13 +107,13 @@ class DecisionTreeRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Leaf mean of each row, float64 of shape (n_samples,)."""
         check_is_fitted(self, "tree_")
-        X32 = predict_features(X, self.n_features_in_)
+        X32 = predict_features(X, self)
         return self.tree_.predict(X32, backend=self.backend_)
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
         check_is_fitted(self, "tree_")
-        return self.tree_.apply(predict_features(X, self.n_features_in_), backend=self.backend_)
+        return self.tree_.apply(predict_features(X, self), backend=self.backend_)
 
     def get_n_leaves(self) -> int:
         check_is_fitted(self, "tree_")

@@ -68,8 +68,12 @@ def test_other_bad_input(est_cls):
         est_cls().fit(X_nan, y)
     with pytest.raises(ValueError, match="must match"):
         est_cls().fit(X, y[:-1])
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="Reshape your data"):
         est_cls().fit(X[:, 0], y)
+    with pytest.raises(ValueError, match="requires y"):
+        est_cls().fit(X, None)
+    with pytest.raises(ValueError, match="Complex"):
+        est_cls().fit(X.astype(complex), y)
     with pytest.raises(ValueError, match="at least 1"):
         est_cls().fit(np.empty((0, 3)), [])
     with pytest.raises(ValueError, match="float32"):
