@@ -2,3 +2,4 @@
 
 from . import tour  # noqa: F401
 from . import greedy  # noqa: F401
+from . import gdt  # noqa: F401
