@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_X, check_y
-from ..backend import BACKEND_NAMES, Backend
+from ..backend import BACKEND_NAMES, Backend, resolve_backend
 from .builder import as_float32_features
 
 
@@ -29,6 +29,28 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def _on_gpu(array: Any) -> bool:
+    return type(array).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def to_host(array: Any) -> Any:
+    """A cupy array copied to the host; anything else unchanged (validation runs on the host)."""
+    return array.get() if _on_gpu(array) and hasattr(array, "get") else array
+
+
+def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
+    """The backend a greedy estimator grows on.
+
+    ``"auto"`` means the CPU unless ``X`` already lives on the GPU: the CUDA
+    search is driven node by node from the host (scikit-learn's depth-first
+    order decides ties), so a deep tree pays a few kernel launches per node
+    and the CPU is faster on all but very large, shallow trees.
+    """
+    if isinstance(backend, str) and backend == "auto" and not _on_gpu(X):
+        backend = "cpu"
+    return resolve_backend(backend, X)
 
 
 def _sklearn_shape_checks(X: Any) -> None:
@@ -54,6 +76,7 @@ def fit_target(y: Any, n_samples: int, estimator: Any, numeric: bool) -> np.ndar
 
     if y is None:
         raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
+    y = to_host(y)
     if not hasattr(y, "iloc"):  # pandas keeps its own checks; anything else becomes an array
         y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -65,6 +88,7 @@ def fit_target(y: Any, n_samples: int, estimator: Any, numeric: bool) -> np.ndar
 
 def fit_features(X: Any) -> np.ndarray:
     """X for ``fit``: float32 (as scikit-learn casts it), finite, at least one row."""
+    X = to_host(X)
     _sklearn_shape_checks(X)
     X64 = check_X(X, dtype=np.float64, allow_nan=False, name="X")
     if X64.size and max(X64.max(), -X64.min()) > np.finfo(np.float32).max:
@@ -78,6 +102,7 @@ def predict_features(X: Any, estimator: Any) -> np.ndarray:
     NaN is allowed (it follows each node's ``missing_left``: the side that got
     more training rows), inf is not.
     """
+    X = to_host(X)
     _sklearn_shape_checks(X)
     X64 = check_X(X, dtype=np.float64, allow_nan=True, name="X", min_samples=0)
     if X64.shape[1] != estimator.n_features_in_:

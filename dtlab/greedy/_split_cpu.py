@@ -54,12 +54,16 @@ NAIVE, INCREMENTAL, VECTORIZED = 0, 1, 2
 METHODS = {"naive": NAIVE, "incremental": INCREMENTAL, "vectorized": VECTORIZED}
 
 #: A node whose ``n_node_samples * n_features`` reaches this is scanned and
-#: partitioned in parallel over features; below it a parallel launch costs more
-#: than it saves.
+#: partitioned in parallel over features (``prange``); below it a parallel
+#: region costs more than it saves -- on a machine shared with other work a
+#: region can wait a whole scheduler time slice for a free core.
 PARALLEL_MIN_WORK = 1_000_000
 
 _LN2 = float(np.log(2.0))
-_NJIT = dict(cache=True, nogil=True)
+# error_model="numpy": a float division by zero gives inf instead of raising,
+# so divisions carry no per-element check and loops over them vectorise (no
+# kernel here divides by zero: every side of a candidate split is non-empty).
+_NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 # ------------------------------------------------------------------ random
@@ -213,19 +217,28 @@ def _scan_mse_prefix(xs, ys, s, e, msl, thr, buf):
     if lo > hi:
         return -np.inf, -1
     # every position at once, in place (position nl reads buf[nl - 1] and
-    # overwrites it); no branches: ties get -inf, so the loop vectorises
-    for nl in range(lo, hi + 1):
-        sl = buf[nl - 1]
+    # overwrites it).  Views that start at index 0 and no branches (ties get
+    # -inf through a select) let LLVM vectorise the loop, divisions included.
+    count = hi - lo + 1
+    left_sums = buf[lo - 1: hi]
+    x_before = xs[s + lo - 1: s + hi]
+    x_after = xs[s + lo: s + hi + 1]
+    fm = np.float64(m)
+    for k in range(count):
+        nl = np.float64(lo + k)
+        sl = left_sums[k]
         sr = total - sl
-        proxy = sl * sl / nl + sr * sr / (m - nl)
-        buf[nl - 1] = proxy if xs[s + nl] > xs[s + nl - 1] + thr else -np.inf
+        proxy = sl * sl / nl + sr * sr / (fm - nl)
+        left_sums[k] = proxy if x_after[k] > x_before[k] + thr else -np.inf
     best = -np.inf
-    best_nl = -1
-    for nl in range(lo, hi + 1):
-        if buf[nl - 1] > best:
-            best = buf[nl - 1]
-            best_nl = nl
-    return best, best_nl
+    best_k = -1
+    for k in range(count):
+        if left_sums[k] > best:
+            best = left_sums[k]
+            best_k = k
+    if best_k < 0:
+        return -np.inf, -1
+    return best, lo + best_k
 
 
 @numba.njit(**_NJIT)

@@ -132,6 +132,8 @@ def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, meth
     n, n_features = X32.shape
     crit = K.CRITERIA[criterion]
     meth = K.METHODS[method]
+    if task == "classification" and meth != K.VECTORIZED:
+        raise ValueError(f"method={method!r} is a regression search; classification uses 'vectorized'")
     if task == "classification":
         n_outputs = int(len(classes)) if classes is not None else int(y.max()) + 1
         y = np.ascontiguousarray(y, dtype=np.int32)

@@ -10,8 +10,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_real, encode_labels
-from ..backend import resolve_backend
-from ._params import check_choice, check_tree_params, fit_features, fit_target, predict_features
+from ._params import (check_choice, check_tree_params, fit_features, fit_target, predict_features,
+                      resolve_greedy_backend)
 from .builder import grow_tree
 from .pruning import pessimistic_prune
 
@@ -44,6 +44,9 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Decides between splits of equal score exactly as scikit-learn does.
     backend : {"auto", "cpu", "cuda"}, default="auto"
+        ``"cuda"`` runs the split search as numba.cuda kernels (grown node by
+        node from the host; Gini and entropy only); ``"auto"`` is the CPU
+        unless X is already a GPU (cupy) array.
 
     Attributes
     ----------
@@ -92,7 +95,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         y = fit_target(y, X32.shape[0], self, numeric=False)
         check_classification_targets(y)
         classes, codes = encode_labels(y)
-        backend = resolve_backend(self.backend, X)
+        backend = resolve_greedy_backend(self.backend, X)
         grown = grow_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
                           max_depth=max_depth, min_samples_split=min_samples_split,
                           min_samples_leaf=min_samples_leaf, random_state=self.random_state,

@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..backend import resolve_backend
-from ._params import check_choice, check_tree_params, fit_features, fit_target, predict_features
+from ._params import (check_choice, check_tree_params, fit_features, fit_target, predict_features,
+                      resolve_greedy_backend)
 from ._split_cpu import METHODS
 from .builder import grow_tree
 
@@ -45,7 +45,9 @@ class DecisionTreeRegressor(RegressorMixin, BaseEstimator):
         Order in which features are tried; it decides between splits of equal
         gain exactly as scikit-learn's ``random_state`` does.
     backend : {"auto", "cpu", "cuda"}, default="auto"
-        ``"cuda"`` runs the vectorised search as numba.cuda kernels.
+        ``"cuda"`` runs the vectorised search as numba.cuda kernels (grown
+        node by node from the host); ``"auto"`` is the CPU unless X is
+        already a GPU (cupy) array.
 
     Attributes
     ----------
@@ -90,7 +92,7 @@ class DecisionTreeRegressor(RegressorMixin, BaseEstimator):
         method = check_choice(self.method, "method", tuple(METHODS))
         X32 = fit_features(X)
         y = fit_target(y, X32.shape[0], self, numeric=True)
-        backend = resolve_backend(self.backend, X)
+        backend = resolve_greedy_backend(self.backend, X)
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
                              "backend='cuda'")
