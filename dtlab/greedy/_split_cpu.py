@@ -323,6 +323,7 @@ def _scan_mse_naive(xs, X_f, y, samples, s, e, msl, thr):
 # --------------------------------------------------- classification scan
 @numba.njit(**_NJIT)
 def _entropy_term(count, n):
+    """``p log2 p`` for ``p = count / n`` (0 for an empty class), as scikit-learn computes it."""
     if count <= 0.0:
         return 0.0
     p = count / n
@@ -550,6 +551,7 @@ def _class_stats(ys, s, e, criterion, counts):
 
 @numba.njit(**_NJIT)
 def _class_impurity(counts, n, criterion):
+    """Gini ``1 - sum p^2`` or entropy ``-sum p log2 p`` of class counts over ``n`` rows."""
     if criterion == GINI:
         sq = 0.0
         for c in range(counts.shape[0]):
@@ -564,6 +566,7 @@ def _class_impurity(counts, n, criterion):
 # ------------------------------------------------------------ growable arrays
 @numba.njit(**_NJIT)
 def _grow_1d(a, size):
+    """A copy of 1-D ``a`` in a larger array of length ``size`` (the tail uninitialised)."""
     b = np.empty(size, dtype=a.dtype)
     b[: a.shape[0]] = a
     return b
@@ -571,6 +574,7 @@ def _grow_1d(a, size):
 
 @numba.njit(**_NJIT)
 def _grow_2d(a, size):
+    """A copy of 2-D ``a`` in a larger array of ``size`` rows (the tail uninitialised)."""
     b = np.empty((size, a.shape[1]), dtype=a.dtype)
     b[: a.shape[0]] = a
     return b
