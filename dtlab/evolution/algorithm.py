@@ -128,15 +128,20 @@ def next_generation(state: RunState, evaluator: Evaluator, params: EvolutionPara
             new, _ = mutate(offspring[k], ctx)
             if new is not None:
                 offspring[k] = new
-    # elitism: the best found so far, then the next best of the current population
-    elite = [state.best]
+    # elitism: the best found so far, then the next best of the current population.  The best is
+    # re-evaluated (same fitness, a new draw of dipole objects): without stored arrangements its two
+    # objects per (node, class) would otherwise stay the same for as long as it stays the best, and
+    # every mutation of its copies would draw its tests from those few objects.
+    refreshed = state.best.copy()
+    refreshed.evaluated = False
+    elite = [refreshed]
     if params.n_elite > 1:
         order = np.argsort(-fitness, kind="stable")
         elite += [population[i] for i in order if population[i] is not state.best][:params.n_elite - 1]
     new_population = elite + offspring
     n_eval = evaluate(new_population, evaluator, params.alpha, rng)
     champion = new_population[_best_index(new_population)]
-    best, stagnation = (champion, 0) if champion.fitness > state.best.fitness else (state.best, state.stagnation + 1)
+    best, stagnation = (champion, 0) if champion.fitness > state.best.fitness else (refreshed, state.stagnation + 1)
     # one statement without calls: a KeyboardInterrupt cannot land between these stores
     state.population, state.best, state.stagnation, state.generation = (new_population, best, stagnation,
                                                                           state.generation + 1)

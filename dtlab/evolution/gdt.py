@@ -25,7 +25,7 @@ from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state, run
 from .defaults import default
 from .evaluators import EVALUATORS, resolve_evaluator
-from .individual import Individual, remove_empty_branches, to_flat_tree
+from .individual import Individual, center_thresholds, remove_empty_branches, to_flat_tree
 from .operators import OperatorContext
 
 #: Parameters a resumed run may change (they do not alter the search itself).
@@ -104,9 +104,12 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    The final tree is the best individual with splits that received no
-    training object removed (they change no training prediction), so
-    ``tree_.n_nodes`` can be below ``history_.best_size`` at the end.
+    The final tree is the best individual with two changes that leave every
+    training prediction as it is: splits that received no training object are
+    removed (so ``tree_.n_nodes`` can be below ``history_.best_size``), and each
+    threshold is moved to the midpoint between the nearest training values on
+    either side, as CART places its thresholds (the evolution only pins a
+    threshold down to somewhere in that gap).
 
     Examples
     --------
@@ -296,12 +299,15 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             if bar is not None:
                 bar.close()
         save()
-        self._finish(state.best, state.history, state.stop_reason, state.generation)
+        self._finish(state.best, state.history, state.stop_reason, state.generation, X)
 
-    def _finish(self, best: Individual, history: list[dict], stop_reason: str, generations: int = 0) -> None:
+    def _finish(self, best: Individual, history: list[dict], stop_reason: str, generations: int = 0,
+                X: np.ndarray | None = None) -> None:
         import pandas as pd
 
         final = remove_empty_branches(best)
+        if X is not None:
+            final = center_thresholds(final, X)
         self.tree_ = to_flat_tree(final, self.n_features_in_, self.classes_,
                                   metadata={"source": "dtlab.evolution.GDTClassifier",
                                             "fitness": float(best.fitness),

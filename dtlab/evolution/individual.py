@@ -272,6 +272,32 @@ def remove_empty_branches(ind: Individual) -> Individual:
     return new
 
 
+def center_thresholds(ind: Individual, X: np.ndarray) -> Individual:
+    """Move every threshold midway between the nearest training values on either side of it.
+
+    Any threshold inside the gap between the largest value that goes left and
+    the smallest that goes right gives the same training partition, hence the
+    same fitness; the evolution leaves it anywhere in that gap.  The midpoint
+    (CART's choice) is the one farthest from both sides, which is what matters
+    on unseen data.  One pass over ``X`` (n_samples, n_features); the training
+    predictions do not change.  Returns a new individual with the same statistics.
+    """
+    from .kernels import _margins
+
+    below = np.full(ind.n_nodes, -np.inf)
+    above = np.full(ind.n_nodes, np.inf)
+    _margins(X, ind.feature, ind.threshold, ind.left, ind.right, below, above)
+    threshold = ind.threshold.copy()
+    inner = (ind.left != -1) & np.isfinite(below) & np.isfinite(above)
+    middle = below[inner] / 2 + above[inner] / 2
+    # keep the partition exact: the midpoint must still send `below` left and `above` right
+    middle = np.where((below[inner] <= middle) & (middle < above[inner]), middle, below[inner])
+    threshold[inner] = middle
+    new = Individual(ind.feature, threshold, ind.left, ind.right, ind.counts, ind.cand_hash, ind.cand_row,
+                     ind.fitness, ind.accuracy, ind.evaluated)
+    return new
+
+
 def to_flat_tree(ind: Individual, n_features: int, classes: np.ndarray | None = None, metadata: dict | None = None):
     """The individual as a :class:`~dtlab.trees.FlatTree` whose ``value`` holds the training class counts."""
     from ..trees import FlatTree

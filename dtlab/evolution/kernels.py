@@ -251,3 +251,33 @@ def _propagate_up(left, right, counts, cand_hash, cand_row):
                     if cand_row[child, c, s] >= 0:
                         _insert_candidate(cand_hash, cand_row, node, c, cand_hash[child, c, s],
                                           cand_row[child, c, s])
+
+
+def record_margins(X, row, feature, threshold, left, right, below, above):
+    """Walk one row and record, at each test it passes, the nearest value on its side of the threshold.
+
+    ``below[node]`` keeps the largest ``X[row, feature[node]]`` that went left
+    (``<= threshold``) and ``above[node]`` the smallest that went right; both
+    are updated in place.  Used once on the final tree to put every threshold
+    midway between the training objects on either side, as CART does.
+    """
+    node = 0
+    while left[node] != -1:
+        x = X[row, feature[node]]
+        if x <= threshold[node]:
+            if x > below[node]:
+                below[node] = x
+            node = left[node]
+        else:
+            if x < above[node]:
+                above[node] = x
+            node = right[node]
+
+
+_record_margins = numba.njit(record_margins, nogil=True, cache=True)
+
+
+@numba.njit(nogil=True, cache=True)
+def _margins(X, feature, threshold, left, right, below, above):
+    for row in range(X.shape[0]):
+        _record_margins(X, row, feature, threshold, left, right, below, above)

@@ -245,3 +245,34 @@ def test_pack_offsets_and_children():
     batch.validate(X.shape[1])
     assert batch.n_nodes == sum(ind.n_nodes for ind in population)
     assert len(np.unique(batch.tree_salt)) == len(population)
+
+
+def test_center_thresholds_keeps_the_partition_and_centres():
+    from dtlab.evolution.individual import center_thresholds
+
+    rng, X, y, ev, population = evaluated_population(14, n_samples=150)
+    for ind in population:
+        centred = center_thresholds(ind, X)
+        assert np.array_equal(to_flat_tree(ind, X.shape[1]).apply(X), to_flat_tree(centred, X.shape[1]).apply(X))
+        paths = _paths(ind, X)
+        for node in np.flatnonzero(ind.left != -1):
+            reach = np.array([node in path for path in paths])
+            if not reach.any():
+                continue
+            x = X[reach, ind.feature[node]].astype(np.float64)
+            t = centred.threshold[node]
+            lo, hi = x[x <= t], x[x > t]
+            if lo.size and hi.size:  # the nearest values on either side are equally far from the threshold
+                assert t - lo.max() == pytest.approx(hi.min() - t, abs=1e-7)
+
+
+def _paths(ind, X):
+    """Internal nodes visited by each row (plain Python)."""
+    out = []
+    for row in X:
+        node, path = 0, set()
+        while ind.left[node] != -1:
+            path.add(int(node))
+            node = ind.left[node] if row[ind.feature[node]] <= ind.threshold[node] else ind.right[node]
+        out.append(path)
+    return out
