@@ -132,7 +132,11 @@ def accumulate_row(X, y, row, global_row, row_hash, node_offset, feature, thresh
     for t in range(node_offset.shape[0] - 1):
         leaf = walk_tree(X, row, node_offset[t], feature, threshold, left, right)
         counts[leaf, c] += 1
-        insert_candidate(cand_hash, cand_row, leaf, c, row_hash ^ tree_salt[t], global_row)
+        h = row_hash ^ tree_salt[t]
+        # cheap filter first: most rows lose to the slot's second-smallest hash (ties and empty
+        # slots, whose hash is EMPTY_HASH, pass on to the exact comparison)
+        if h <= cand_hash[leaf, c, 1]:
+            insert_candidate(cand_hash, cand_row, leaf, c, h, global_row)
 
 
 def _rebind(fn, replacements: dict):
@@ -163,7 +167,9 @@ def compile_row_functions(jit) -> dict:
     return out
 
 
-_compiled = compile_row_functions(numba.njit(cache=True, nogil=True))
+# inline="always": the per-row functions take a dozen arrays each, and as real calls their
+# argument passing costs as much as the walk itself
+_compiled = compile_row_functions(numba.njit(cache=True, nogil=True, inline="always"))
 _splitmix64 = _compiled["splitmix64"]
 _insert_candidate = _compiled["insert_candidate"]
 _accumulate_row = _compiled["accumulate_row"]
