@@ -5,7 +5,11 @@ linear ranking selection of ``population_size - n_elite`` parents, crossover
 of consecutive pairs, mutation, the elite (best individuals found so far)
 copied unchanged, then one batched evaluation of every individual that
 changed.  Unchanged individuals keep their fitness, so a generation costs one
-pass over the data whatever the population size.
+pass over the data whatever the population size.  After the evaluation each
+changed tree is locally optimised by pruning the subtrees that do not pay for
+their size (GDT's local fitness maximisation, see
+:func:`~dtlab.evolution.individual.prune_unprofitable`), which needs no
+further pass over the data.
 
 All randomness comes from one ``numpy.random.Generator`` stored in the
 :class:`RunState`; evaluators are stateless and order-independent, so a run
@@ -21,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from .evaluators import Evaluator
-from .individual import Individual, apply_stats, pack
+from .individual import Individual, apply_stats, pack, prune_unprofitable
 from .operators import OperatorContext, crossover, initial_population, mutate
 from .selection import linear_ranking
 
@@ -44,6 +48,7 @@ class EvolutionParams:
     init_max_depth: int
     min_samples_split: int
     max_depth: int
+    local_pruning: bool = True
 
 
 @dataclass
@@ -75,14 +80,23 @@ class RunState:
     stop_reason: str | None = None
 
 
-def evaluate(individuals: list[Individual], evaluator: Evaluator, alpha: float, rng: np.random.Generator) -> int:
-    """Evaluate the not-yet-evaluated individuals in one batch; returns how many were evaluated."""
-    todo = [ind for ind in individuals if not ind.evaluated]
+def evaluate(individuals: list[Individual], evaluator: Evaluator, alpha: float, rng: np.random.Generator,
+             local_pruning: bool = False) -> int:
+    """Evaluate the not-yet-evaluated individuals in one batch; returns how many were evaluated.
+
+    With ``local_pruning`` each evaluated individual is replaced, in the list,
+    by its most profitable pruning (:func:`~dtlab.evolution.individual.prune_unprofitable`).
+    """
+    todo = [i for i, ind in enumerate(individuals) if not ind.evaluated]
     if todo:
         seed = int(rng.integers(0, 2**63, dtype=np.int64))
-        batch = pack(todo, seed)
+        trees = [individuals[i] for i in todo]
+        batch = pack(trees, seed)
         stats = evaluator.evaluate(batch, seed)
-        apply_stats(todo, batch, stats, evaluator.n_samples, alpha)
+        apply_stats(trees, batch, stats, evaluator.n_samples, alpha)
+        if local_pruning:
+            for i in todo:
+                individuals[i] = prune_unprofitable(individuals[i], evaluator.n_samples, alpha)
     return len(todo)
 
 
@@ -106,7 +120,7 @@ def initial_state(X: np.ndarray, y: np.ndarray, n_classes: int, evaluator: Evalu
     start = time.perf_counter()
     population = initial_population(X, y, n_classes, params.population_size, params.init_sample_fraction,
                                     params.init_max_samples, params.init_max_depth, params.min_samples_split, rng)
-    n_eval = evaluate(population, evaluator, params.alpha, rng)
+    n_eval = evaluate(population, evaluator, params.alpha, rng, params.local_pruning)
     state = RunState(0, population, population[_best_index(population)], 0, rng)
     seconds = time.perf_counter() - start
     state.history.append(record(state, n_eval, seconds, seconds))
@@ -139,7 +153,8 @@ def next_generation(state: RunState, evaluator: Evaluator, params: EvolutionPara
         order = np.argsort(-fitness, kind="stable")
         elite += [population[i] for i in order if population[i] is not state.best][:params.n_elite - 1]
     new_population = elite + offspring
-    n_eval = evaluate(new_population, evaluator, params.alpha, rng)
+    n_eval = evaluate(new_population, evaluator, params.alpha, rng, params.local_pruning)
+    refreshed = new_population[0]  # local pruning may have replaced the list entry (never the tree)
     champion = new_population[_best_index(new_population)]
     best, stagnation = (champion, 0) if champion.fitness > state.best.fitness else (refreshed, state.stagnation + 1)
     # one statement without calls: a KeyboardInterrupt cannot land between these stores

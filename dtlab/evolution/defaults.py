@@ -85,6 +85,12 @@ DEFAULTS: dict[str, Default] = {
     "max_depth": Default(
         32, "Expand mutations never deepen a tree beyond this; a guard against bloat when alpha is 0, "
             "never reached with the default alpha."),
+    "local_pruning": Default(
+        True, "After each evaluation, prune every subtree whose replacement by a leaf does not lower the "
+              "fitness (GDT's local fitness maximisation; exact from the evaluation's counts, no extra pass). "
+              "Without it imprecise thresholds are patched by small compensating splits that then block the "
+              "search: on Chess3x3 with 10^4 rows the ideal tree took 570 to more than 1,500 generations "
+              "(seeds 0-9) without it and 170-341 with it."),
     "checkpoint_every": Default(
         25, "Generations between checkpoints: saving the population costs ~a generation's host work, "
             "so every 25 generations is cheap and loses little of a long run."),

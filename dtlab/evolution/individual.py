@@ -258,6 +258,50 @@ def apply_stats(individuals: list[Individual], batch: TreeBatch, stats: LeafStat
         ind.evaluated = True
 
 
+def prune_unprofitable(ind: Individual, n_samples: int, alpha: float) -> Individual:
+    """Prune every subtree whose replacement by a leaf does not lower the fitness.
+
+    GDT's local maximisation of the fitness by pruning the lower parts of a
+    tree (Kretowski, *Evolutionary Decision Trees in Large-Scale Data Mining*,
+    2019): bottom-up, a subtree is cut when the accuracy it adds is at most
+    ``alpha`` times the nodes it adds (cost-complexity pruning at the fixed
+    ``alpha`` of the fitness).  It needs only the class counts of the last
+    evaluation, whose internal nodes hold their subtree's totals, so the
+    pruned tree's statistics and fitness are exact without another pass over
+    the data.  Returns ``ind`` itself when nothing is pruned.
+
+    Parameters
+    ----------
+    ind : Individual, evaluated
+    n_samples : int
+    alpha : float
+    """
+    left = ind.left.tolist()
+    if left[0] == -1:
+        return ind
+    leaf_err = ind.leaf_errors().tolist()
+    err = list(leaf_err)   # errors of the best pruning of each subtree
+    size = [1] * len(left)  # its number of nodes
+    cut = []
+    for node in range(len(left) - 1, -1, -1):  # breadth-first order: children before parents
+        child = left[node]
+        if child == -1:
+            continue
+        sub_err = err[child] + err[child + 1]
+        sub_size = size[child] + size[child + 1] + 1
+        if (leaf_err[node] - sub_err) <= alpha * n_samples * (sub_size - 1):
+            cut.append(node)  # err/size stay those of a leaf
+        else:
+            err[node], size[node] = sub_err, sub_size
+    if not cut:
+        return ind
+    new, _ = assemble([ind], (0, 0), leafify={(0, node) for node in cut})
+    new.accuracy = float(n_samples - err[0]) / n_samples
+    new.fitness = new.accuracy - alpha * (new.n_nodes - 1)
+    new.evaluated = True
+    return new
+
+
 def remove_empty_branches(ind: Individual) -> Individual:
     """Replace every split with an empty child (no training objects) by its other child.
 

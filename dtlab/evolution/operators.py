@@ -208,17 +208,18 @@ def shift_threshold(ind: Individual, node: int, ctx: OperatorContext) -> Individ
     """Shift the threshold of ``node`` on the same attribute.
 
     The step is ``+-span * 10**-u`` with ``u`` uniform on
-    ``[0.5, log10(m)]``, ``span`` the attribute's range on the training data
-    and ``m`` the number of objects in the node (from its last evaluation):
-    log-uniform scales let one operator both move a threshold across a region
-    and place it between two neighbouring objects, and ``span / m`` is about
-    the gap between neighbouring objects of the node, below which a shift
-    changes nothing.
+    ``[0.5, log10(m) + 1]``, ``span`` the attribute's range on the training
+    data and ``m`` the number of objects in the node (from its last
+    evaluation): log-uniform scales let one operator both move a threshold
+    across a region and place it between two neighbouring objects.  ``span / m``
+    is the mean gap between neighbouring objects of the node; steps go one
+    decade below it because the gap that must be hit can be much narrower
+    than the mean, while much smaller steps would change nothing.
     """
     f = int(ind.feature[node])
     span = ctx.feature_span[f] if ctx.feature_span[f] > 0 else 1.0
     m = max(int(ind.counts[node].sum()), 10)
-    u = ctx.rng.uniform(0.5, max(np.log10(m), 1.0))
+    u = ctx.rng.uniform(0.5, np.log10(m) + 1.0)
     step = span * 10.0 ** (-u) * (1.0 if ctx.rng.random() < 0.5 else -1.0)
     return _with_test(ind, node, f, float(ind.threshold[node] + step))
 
