@@ -5,11 +5,11 @@ linear ranking selection of ``population_size - n_elite`` parents, crossover
 of consecutive pairs, mutation, the elite (best individuals found so far)
 copied unchanged, then one batched evaluation of every individual that
 changed.  Unchanged individuals keep their fitness, so a generation costs one
-pass over the data whatever the population size.  After the evaluation each
-changed tree is locally optimised by pruning the subtrees that do not pay for
-their size (GDT's local fitness maximisation, see
-:func:`~dtlab.evolution.individual.prune_unprofitable`), which needs no
-further pass over the data.
+pass over the data whatever the population size.  After the evaluation a
+changed tree is, with probability ``local_pruning``, locally optimised by
+pruning the subtrees that do not pay for their size (GDT's local fitness
+maximisation, see :func:`~dtlab.evolution.individual.prune_unprofitable`),
+which needs no further pass over the data.
 
 All randomness comes from one ``numpy.random.Generator`` stored in the
 :class:`RunState`; evaluators are stateless and order-independent, so a run
@@ -48,7 +48,7 @@ class EvolutionParams:
     init_max_depth: int
     min_samples_split: int
     max_depth: int
-    local_pruning: bool = True
+    local_pruning: float = 0.0
 
 
 @dataclass
@@ -81,11 +81,12 @@ class RunState:
 
 
 def evaluate(individuals: list[Individual], evaluator: Evaluator, alpha: float, rng: np.random.Generator,
-             local_pruning: bool = False) -> int:
+             local_pruning: float = 0.0) -> int:
     """Evaluate the not-yet-evaluated individuals in one batch; returns how many were evaluated.
 
-    With ``local_pruning`` each evaluated individual is replaced, in the list,
-    by its most profitable pruning (:func:`~dtlab.evolution.individual.prune_unprofitable`).
+    Then each evaluated individual is, with probability ``local_pruning``,
+    replaced in the list by its most profitable pruning
+    (:func:`~dtlab.evolution.individual.prune_unprofitable`).
     """
     todo = [i for i, ind in enumerate(individuals) if not ind.evaluated]
     if todo:
@@ -94,9 +95,11 @@ def evaluate(individuals: list[Individual], evaluator: Evaluator, alpha: float, 
         batch = pack(trees, seed)
         stats = evaluator.evaluate(batch, seed)
         apply_stats(trees, batch, stats, evaluator.n_samples, alpha)
-        if local_pruning:
-            for i in todo:
-                individuals[i] = prune_unprofitable(individuals[i], evaluator.n_samples, alpha)
+        if local_pruning > 0:
+            chosen = rng.random(len(todo)) < local_pruning
+            for i, prune in zip(todo, chosen):
+                if prune:
+                    individuals[i] = prune_unprofitable(individuals[i], evaluator.n_samples, alpha)
     return len(todo)
 
 
@@ -154,7 +157,7 @@ def next_generation(state: RunState, evaluator: Evaluator, params: EvolutionPara
         elite += [population[i] for i in order if population[i] is not state.best][:params.n_elite - 1]
     new_population = elite + offspring
     n_eval = evaluate(new_population, evaluator, params.alpha, rng, params.local_pruning)
-    refreshed = new_population[0]  # local pruning may have replaced the list entry (never the tree)
+    refreshed = new_population[0]  # local pruning may replace the list entry (with the same tree: it is pruned)
     champion = new_population[_best_index(new_population)]
     best, stagnation = (champion, 0) if champion.fitness > state.best.fitness else (refreshed, state.stagnation + 1)
     # one statement without calls: a KeyboardInterrupt cannot land between these stores

