@@ -298,6 +298,13 @@ def evaluator_throughput(n_samples: int = 100_000, noise_attrs: int = 0, populat
 
 
 # ------------------------------------------------------------- producers
+def _gdt_backend(ctx: RunContext) -> str:
+    """The run's backend when a GDT evaluator is registered for it, else ``"auto"`` (never an error)."""
+    from ..evolution import EVALUATORS
+
+    return ctx.backend if ctx.backend in EVALUATORS else "auto"
+
+
 @register_figure("gdt_convergence", technique="gdt",
                  description="GDT best fitness and best tree size per generation on Chess3x3 "
                              "for several numbers of objects and noise attributes (paper Fig. 11 and 12)")
@@ -307,8 +314,7 @@ def _convergence_figures(ctx: RunContext) -> dict:
     runs, history = chess_runs(n_samples=ctx.pick((2_000, 10_000), (10_000, 100_000)),
                                noise_attrs=ctx.pick((0, 2), (0, 2, 5, 10)), seeds=ctx.pick((0,), (0, 1, 2)),
                                n_test=ctx.pick(20_000, 100_000), max_generations=ctx.pick(600, 10_000),
-                               max_stagnation=ctx.pick(600, 1_000), backend=ctx.backend if ctx.backend != "cuda"
-                               else "auto", random_state=None)
+                               max_stagnation=ctx.pick(600, 1_000), backend=_gdt_backend(ctx))
     ctx.savefig(plot_convergence(history, "best_fitness"), "gdt_convergence_fitness")
     ctx.savefig(plot_convergence(history, "best_size"), "gdt_convergence_size")
     return {"runs": runs.to_dict(orient="records")}
