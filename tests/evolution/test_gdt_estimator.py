@@ -297,3 +297,13 @@ def test_no_warnings_in_a_normal_fit(chess_small):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GDTClassifier(**dict(SMALL, max_generations=3)).fit(X, y)
+
+
+@pytest.mark.parametrize("local_pruning", [0.0, 1.0])
+def test_local_pruning_extremes_give_valid_trees(local_pruning, chess_small):
+    X, y = chess_small
+    clf = GDTClassifier(**SMALL, local_pruning=local_pruning).fit(X, y)
+    clf.tree_.validate()
+    assert (np.diff(clf.history_.best_fitness) >= 0).all()
+    with pytest.raises(ValueError, match="local_pruning must be <= 1"):
+        GDTClassifier(local_pruning=1.5).fit(X, y)

@@ -276,3 +276,32 @@ def _paths(ind, X):
             node = ind.left[node] if row[ind.feature[node]] <= ind.threshold[node] else ind.right[node]
         out.append(path)
     return out
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.002, 0.02])
+def test_prune_unprofitable_is_exact_and_locally_optimal(alpha):
+    from dtlab.evolution.individual import prune_unprofitable
+
+    rng, X, y, ev, population = evaluated_population(15, n_samples=300, n_classes=3, n_trees=8)
+    n = X.shape[0]
+    for ind in population:
+        ind.fitness = ind.accuracy - alpha * (ind.n_nodes - 1)
+        pruned = prune_unprofitable(ind, n, alpha)
+        assert_valid(pruned, X.shape[1])
+        assert pruned.fitness >= ind.fitness
+        # statistics and fitness of the pruned tree are exact: re-evaluating it gives the same numbers
+        fresh = pruned.copy()
+        fresh.evaluated = False
+        evaluate([fresh], ev, alpha, rng)
+        assert fresh.accuracy == pytest.approx(pruned.accuracy)
+        assert fresh.fitness == pytest.approx(pruned.fitness)
+        assert np.array_equal(fresh.counts, pruned.counts)
+        # nothing left to gain: pruning any single remaining subtree lowers the fitness, and a second
+        # pass changes nothing
+        assert prune_unprofitable(pruned, n, alpha) is pruned
+        for node in np.flatnonzero(pruned.left != -1):
+            cut = prune(pruned, int(node))
+            evaluate([cut], ev, alpha, rng)
+            assert cut.fitness < pruned.fitness
+        if alpha == 0.0:  # with no size penalty only splits that change no prediction go
+            assert pruned.accuracy == pytest.approx(ind.accuracy)
