@@ -247,3 +247,35 @@ def test_registering_an_evaluator_makes_it_selectable():
         assert resolve_evaluator("test-double") == "test-double"
     finally:
         table.pop("test-double")
+
+
+# the simulator runs the device functions in Python on numpy uint64 scalars, which warn on the
+# (intended, modulo 2**64) wrap-around of the hash
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_row_functions_compile_as_cuda_device_functions():
+    """The plain per-row functions run under numba.cuda.jit(device=True) (the simulator in CI) and
+    give the reference statistics, so a GPU evaluator can reuse them unchanged."""
+    from dtlab.backend import cuda_status
+
+    if not cuda_status()[0]:
+        pytest.skip(f"cuda unavailable: {cuda_status()[1]}")
+    from numba import cuda
+
+    rows = compile_row_functions(cuda.jit(device=True))
+    accumulate, mix = rows["accumulate_row"], rows["splitmix64"]
+
+    @cuda.jit
+    def kernel(X, y, seed, node_offset, feature, threshold, left, right, salt, counts, cand_hash, cand_row):
+        # launched with one thread: the accumulators are private, as a block's copy would be
+        for row in range(X.shape[0]):
+            rh = mix(seed ^ np.uint64(row))
+            accumulate(X, y, row, np.int64(row), rh, node_offset, feature, threshold, left, right, salt,
+                       counts, cand_hash, cand_row)
+
+    rng = np.random.default_rng(9)
+    X, y = random_data(rng, 40, 2, 2, levels=5)
+    batch = pack(random_trees(rng, X, y, 2, 3, max_depth=3), 21)
+    stats = LeafStats.empty(batch.n_nodes, 2)
+    kernel[1, 1](X, y, np.uint64(21), batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
+                 batch.tree_salt, stats.counts, stats.cand_hash, stats.cand_row)
+    assert stats.equals(NumpyEvaluator(X, y, 2).evaluate(batch, 21))
