@@ -344,7 +344,10 @@ def _comparison_figures(ctx: RunContext) -> dict:
                     description="GDT fitness evaluation: batched numba CPU evaluator vs NumPy reference vs "
                                 "scikit-learn apply on the same trees (tree-rows per second)")
 def _throughput_benchmark(ctx: RunContext) -> dict:
+    from ..plotting_gdt import plot_throughput
+
     table = evaluator_throughput(n_samples=ctx.pick(100_000, 1_000_000), seed=ctx.seed)
+    ctx.savefig(plot_throughput(table), "gdt_evaluator_throughput")
     by = table.set_index("method")
     return {"table": table.to_dict(orient="records"),
             "cpu_over_numpy": float(by.loc["numpy", "speedup_of_cpu"]),
@@ -357,23 +360,66 @@ def _throughput_benchmark(ctx: RunContext) -> dict:
                     description="GDT quality goals: ideal Chess3x3 trees (10^4, 10^5 rows, 0 and 10 noise "
                                 "attributes), HIGGS and diabetes against CART, time of a 10^5-row run")
 def _quality_benchmark(ctx: RunContext) -> dict:
+    """The quality and speed goals, measured in one run (``paper`` scale: 5 seeds, 10^4 and 10^5 rows)."""
     seeds = ctx.pick((0, 1), (0, 1, 2, 3, 4))
-    clean, _ = chess_runs(n_samples=ctx.pick((10_000,), (10_000, 100_000)), noise_attrs=(0,), seeds=seeds,
-                          max_generations=10_000, max_stagnation=ctx.pick(300, 1_000))
-    noisy, _ = chess_runs(n_samples=(10_000,), noise_attrs=(10,), seeds=seeds[:ctx.pick(1, 3)],
-                          max_generations=ctx.pick(5_000, 20_000), max_stagnation=ctx.pick(1_000, 2_000))
+    sizes = ctx.pick((10_000,), (10_000, 100_000))
+    runs, _ = chess_runs(n_samples=sizes, noise_attrs=(0, 10), seeds=seeds, max_generations=20_000,
+                         max_stagnation=ctx.pick(300, 1_000))
     timed, _ = chess_runs(n_samples=(100_000,), noise_attrs=(0,), seeds=(ctx.seed,), stop_at_ideal=True,
                           max_generations=10_000)
-    table = cart_comparison(datasets=("higgs", "diabetes"), seeds=(ctx.seed,),
+    table = cart_comparison(datasets=("higgs", "diabetes"), seeds=seeds[:ctx.pick(1, 3)],
                             max_generations=ctx.pick(1_000, 10_000), max_stagnation=ctx.pick(300, 1_000))
-    wide = table.pivot(index="dataset", columns="method", values=["n_nodes", "test_accuracy"])
-    real = {name: {"gdt_nodes": int(wide.loc[name, ("n_nodes", "GDT")]),
-                   "cart_nodes": int(wide.loc[name, ("n_nodes", "CART")]),
-                   "gdt_test_accuracy": float(wide.loc[name, ("test_accuracy", "GDT")]),
-                   "cart_test_accuracy": float(wide.loc[name, ("test_accuracy", "CART")])} for name in wide.index}
-    return {"chess_clean": clean.to_dict(orient="records"),
-            "chess_clean_ideal_fraction": float(clean.ideal.mean()),
-            "chess_noise10": noisy.to_dict(orient="records"),
+    return {"chess_runs": runs.to_dict(orient="records"),
+            "chess_summary": chess_summary(runs).to_dict(orient="records"),
             "run_100k_to_ideal_seconds": float(timed.fit_seconds.iloc[0]),
-            "run_100k_generations": int(timed.generations.iloc[0]),
-            "real_data": real}
+            "run_100k_to_ideal_generations": int(timed.generations.iloc[0]),
+            "real_data": cart_summary(table).to_dict(orient="records")}
+
+
+def chess_summary(runs):
+    """Per (rows, noise attributes): runs reaching the ideal tree, generations to it, test accuracy, fit time.
+
+    Parameters
+    ----------
+    runs : DataFrame from :func:`chess_runs`
+
+    Returns
+    -------
+    DataFrame with ``n_samples, noise_attrs, runs, ideal_runs, min_test_accuracy,
+    first_ideal_generation_{min,median,max}, fit_seconds_{median,max}``.
+    """
+    import pandas as pd
+
+    rows = []
+    for (n, noise), part in runs.groupby(["n_samples", "noise_attrs"]):
+        hit = part.first_ideal_generation[part.first_ideal_generation >= 0]
+        rows.append({"n_samples": int(n), "noise_attrs": int(noise), "runs": len(part),
+                     "ideal_runs": int((part.ideal & (part.test_accuracy >= 0.999)).sum()),
+                     "min_test_accuracy": float(part.test_accuracy.min()),
+                     "first_ideal_generation_min": int(hit.min()) if len(hit) else -1,
+                     "first_ideal_generation_median": float(hit.median()) if len(hit) else float("nan"),
+                     "first_ideal_generation_max": int(hit.max()) if len(hit) else -1,
+                     "fit_seconds_median": float(part.fit_seconds.median()),
+                     "fit_seconds_max": float(part.fit_seconds.max())})
+    return pd.DataFrame(rows)
+
+
+def cart_summary(table):
+    """Per dataset: mean nodes and test accuracy of GDT and CART, the node ratio and the accuracy difference.
+
+    Parameters
+    ----------
+    table : DataFrame from :func:`cart_comparison`
+    """
+    import pandas as pd
+
+    mean = table.groupby(["dataset", "method"])[["n_nodes", "test_accuracy"]].mean()
+    rows = []
+    for name in dict.fromkeys(table.dataset):
+        gdt, cart = mean.loc[(name, "GDT")], mean.loc[(name, "CART")]
+        rows.append({"dataset": name, "seeds": int((table.dataset == name).sum() // 2),
+                     "gdt_nodes": float(gdt.n_nodes), "cart_nodes": float(cart.n_nodes),
+                     "node_ratio": float(cart.n_nodes / gdt.n_nodes),
+                     "gdt_test_accuracy": float(gdt.test_accuracy), "cart_test_accuracy": float(cart.test_accuracy),
+                     "accuracy_difference_points": float(100 * (gdt.test_accuracy - cart.test_accuracy))})
+    return pd.DataFrame(rows)

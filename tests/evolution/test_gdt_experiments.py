@@ -90,3 +90,17 @@ def test_producers_are_registered():
     load_all()
     assert {"gdt_convergence", "gdt_vs_cart"} <= set(FIGURES)
     assert {"gdt_evaluator_throughput", "gdt_quality"} <= set(BENCHMARKS)
+
+
+def test_summaries():
+    runs, _ = exp.chess_runs(n_samples=(300,), noise_attrs=(0, 1), seeds=(0, 1), n_test=300, max_generations=3,
+                             population_size=6)
+    summary = exp.chess_summary(runs)
+    assert len(summary) == 2 and (summary.runs == 2).all()
+    assert (summary.ideal_runs <= summary.runs).all()
+    table = exp.cart_comparison(datasets=("chess3x3",), seeds=(0, 1), n_samples=400, max_generations=3,
+                                population_size=6)
+    cart = exp.cart_summary(table)
+    assert cart.seeds.tolist() == [2]
+    row = cart.iloc[0]
+    assert row.node_ratio == pytest.approx(row.cart_nodes / row.gdt_nodes)
