@@ -115,6 +115,17 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
     either side, as CART places its thresholds (the evolution only pins a
     threshold down to somewhere in that gap).
 
+    Interrupting ``fit`` (Ctrl-C, ``KeyboardInterrupt``) after the initial
+    population ends the run at the last completed generation with a warning;
+    the fitted attributes hold the best tree found so far, ``stop_reason_`` is
+    ``"interrupted"`` and, with ``checkpoint``, the run is saved so that the
+    next ``fit`` resumes it exactly.
+
+    The result depends only on the data, the parameters and ``random_state``:
+    not on ``n_devices``, the evaluator or the number of threads, because the
+    evaluators' random draws are keyed on row ids (see
+    :mod:`dtlab.evolution.kernels`).
+
     Examples
     --------
     >>> from dtlab.datasets import chess3x3
