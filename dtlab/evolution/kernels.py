@@ -15,8 +15,12 @@ shards or devices, in any order, gives the same two rows.
 The per-row functions below (:func:`splitmix64`, :func:`key_less`,
 :func:`insert_candidate`, :func:`walk_tree`, :func:`accumulate_row`) are plain
 Python using only scalar arithmetic and array indexing, so they compile with
-``numba.njit`` here and with ``numba.cuda.jit(device=True)`` for a GPU
-evaluator, where each thread block gets private accumulators as in the paper.
+``numba.njit`` here and unchanged with ``numba.cuda.jit(device=True)`` for a
+GPU evaluator (:func:`compile_row_functions`; tested under the CUDA
+simulator).  They update their accumulators without atomics, so a GPU kernel
+must hand each caller accumulators that no other thread writes at the same
+time (e.g. one copy per thread for a chunk of rows) and reduce the copies
+afterwards, as the paper's ``fitnesspost`` reduces its per-block copies.
 """
 
 from __future__ import annotations
