@@ -33,6 +33,40 @@ RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "n_devices"
                      "checkpoint_every", "callback")
 
 
+def _shape_checks(X: Any) -> None:
+    """Input errors worded the way scikit-learn's estimator checks expect."""
+    if X is None:
+        raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        raise ValueError("Complex data not supported; X must hold real numbers")
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 1:
+        raise ValueError(f"Expected 2D array, got 1D array of shape {shape} instead. Reshape your data either "
+                         "using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is one row")
+    if shape is not None and len(shape) == 2 and shape[1] == 0 and shape[0] > 0:
+        raise ValueError(f"0 feature(s) (shape=({shape[0]}, 0)) while a minimum of 1 is required.")
+
+
+def _fit_target(y: Any, n_samples: int) -> np.ndarray:
+    """Class labels for ``fit``: 1-D (a column vector is raveled with a warning), not continuous."""
+    from sklearn.exceptions import DataConversionWarning
+    from sklearn.utils.multiclass import type_of_target
+
+    if y is None:
+        raise ValueError("GDTClassifier requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
+                      DataConversionWarning, stacklevel=3)
+        y = y.ravel()
+    y = check_y(y, n_samples)
+    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
+        raise ValueError("Unknown label type: continuous. GDTClassifier is a classifier and needs discrete "
+                         "class labels (ints, strings, or floats with few distinct values); got non-integer floats")
+    return y
+
+
 class GDTClassifier(ClassifierMixin, BaseEstimator):
     """Evolutionary induction of a univariate binary classification tree (GDT).
 
@@ -236,11 +270,12 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got {type(self.callback).__name__}")
         evaluator_name = resolve_evaluator(self.backend)
+        _shape_checks(X)
         X = check_X(X, dtype=np.float32)
-        y = check_y(y, X.shape[0])
+        y = _fit_target(y, X.shape[0])
         if X.shape[0] < params.min_samples_split:
-            raise ValueError(f"X has {X.shape[0]} rows, fewer than min_samples_split={params.min_samples_split}; "
-                             "GDT needs at least that many training objects to grow a test")
+            raise ValueError(f"X has n_samples={X.shape[0]}, fewer than min_samples_split={params.min_samples_split};"
+                             " GDT needs at least that many training objects to grow a test")
         self.classes_, y_enc = encode_labels(y)
         self.n_features_in_ = X.shape[1]
         n_classes = len(self.classes_)
@@ -344,6 +379,11 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("this GDTClassifier is not fitted yet; call fit(X, y) first")
+        _shape_checks(X)
+        n_features = getattr(X, "shape", (0, None))[1] if getattr(X, "ndim", 2) == 2 else None
+        if n_features is not None and n_features != self.n_features_in_:
+            raise ValueError(f"X has {n_features} features, but GDTClassifier is expecting {self.n_features_in_} "
+                             "features as input (the number seen during fit)")
         # float32 as in fit, so a test value compares with a threshold exactly as in training
         return check_X(X, dtype=np.float32, n_features=self.n_features_in_, min_samples=0)
 

@@ -211,7 +211,10 @@ def test_single_class_gives_one_leaf_with_a_warning():
 @pytest.mark.parametrize("X, y, error, match", [
     (np.array([[0.0, np.nan]] * 10), np.arange(10) % 2, ValueError, "NaN"),
     (np.array([["a", "b"]] * 10), np.arange(10) % 2, TypeError, "numeric"),
-    (np.zeros((10,)), np.arange(10) % 2, ValueError, "2-D"),
+    (np.zeros((10,)), np.arange(10) % 2, ValueError, "Reshape your data"),
+    (np.zeros((10, 2)), np.linspace(0, 1, 10), ValueError, "Unknown label type: continuous"),
+    (np.zeros((10, 2)), None, ValueError, "requires y"),
+    (np.zeros((10, 2), dtype=complex), np.arange(10) % 2, ValueError, "Complex data"),
     (np.zeros((10, 2)), np.arange(9) % 2, ValueError, "rows"),
     (np.random.default_rng(0).random((4, 2)), np.array([0, 1, 0, 1]), ValueError, "min_samples_split"),
 ])
@@ -253,7 +256,7 @@ def test_bad_parameters_raise_clear_errors(params, error, match, chess_small):
 def test_predict_checks_its_input(chess_small):
     X, y = chess_small
     clf = GDTClassifier(**dict(SMALL, max_generations=2)).fit(X, y)
-    with pytest.raises(ValueError, match="3 were expected"):
+    with pytest.raises(ValueError, match="X has 2 features, but GDTClassifier is expecting 3"):
         clf.predict(X[:, :2])
     with pytest.raises(ValueError, match="NaN"):
         clf.predict(np.full((2, 3), np.nan))
@@ -307,3 +310,15 @@ def test_local_pruning_extremes_give_valid_trees(local_pruning, chess_small):
     assert (np.diff(clf.history_.best_fitness) >= 0).all()
     with pytest.raises(ValueError, match="local_pruning must be <= 1"):
         GDTClassifier(local_pruning=1.5).fit(X, y)
+
+
+def test_scikit_learn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(GDTClassifier(max_generations=10, population_size=8, random_state=0),
+                                  on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert not failed
+    assert len(results) > 40
