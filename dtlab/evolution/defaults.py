@@ -34,7 +34,7 @@ DEFAULTS: dict[str, Default] = {
             "small enough that a generation is one batched pass over the data with ~45 changed trees."),
     "max_generations": Default(
         10_000, "GDT's limit (paper, Table 1). Chess3x3 (10^4-10^5 rows, 0 or 10 noise attributes) reaches the "
-                "ideal tree in 150-450 generations and stops by the stagnation rule after 1,300-2,500, so the "
+                "ideal tree in 190-460 generations and stops by the stagnation rule after 1,300-1,850, so the "
                 "limit binds only on harder data."),
     "max_stagnation": Default(
         1_000, "Generations without improvement of the best individual before stopping (GDT's rule). "
