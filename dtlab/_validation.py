@@ -39,6 +39,25 @@ def _as_array(X: Any, name: str) -> np.ndarray:
     return arr
 
 
+def check_sklearn_input_shape(X: Any) -> None:
+    """Raise the few input errors whose wording scikit-learn's estimator checks look for.
+
+    Called by estimators before :func:`check_X`, so that ``check_estimator``
+    recognises the messages (None, complex values, 1-D input, no columns).
+    """
+    if X is None:
+        raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind == "c":
+        raise ValueError("Complex data not supported; X must hold real numbers")
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 1:
+        raise ValueError(f"Expected 2D array, got 1D array of shape {shape} instead. Reshape your data either "
+                         "using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is one row")
+    if shape is not None and len(shape) == 2 and shape[1] == 0 and shape[0] > 0:
+        raise ValueError(f"0 feature(s) (shape=({shape[0]}, 0)) while a minimum of 1 is required.")
+
+
 def check_X(X: Any, *, dtype=np.float32, allow_nan: bool = False, n_features: int | None = None,
             name: str = "X", min_samples: int = 1) -> np.ndarray:
     """Validate a feature matrix.

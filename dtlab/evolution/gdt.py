@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .._validation import check_int, check_real, check_X, check_y, encode_labels
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, check_y, encode_labels
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state, run
 from .defaults import default
@@ -31,21 +31,6 @@ from .operators import OperatorContext
 #: Parameters a resumed run may change (they do not alter the search itself).
 RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "n_devices", "verbose", "checkpoint",
                      "checkpoint_every", "callback")
-
-
-def _shape_checks(X: Any) -> None:
-    """Input errors worded the way scikit-learn's estimator checks expect."""
-    if X is None:
-        raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
-    dtype = getattr(X, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind == "c":
-        raise ValueError("Complex data not supported; X must hold real numbers")
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) == 1:
-        raise ValueError(f"Expected 2D array, got 1D array of shape {shape} instead. Reshape your data either "
-                         "using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is one row")
-    if shape is not None and len(shape) == 2 and shape[1] == 0 and shape[0] > 0:
-        raise ValueError(f"0 feature(s) (shape=({shape[0]}, 0)) while a minimum of 1 is required.")
 
 
 def _fit_target(y: Any, n_samples: int) -> np.ndarray:
@@ -270,7 +255,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got {type(self.callback).__name__}")
         evaluator_name = resolve_evaluator(self.backend)
-        _shape_checks(X)
+        check_sklearn_input_shape(X)
         X = check_X(X, dtype=np.float32)
         y = _fit_target(y, X.shape[0])
         if X.shape[0] < params.min_samples_split:
@@ -379,7 +364,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("this GDTClassifier is not fitted yet; call fit(X, y) first")
-        _shape_checks(X)
+        check_sklearn_input_shape(X)
         n_features = getattr(X, "shape", (0, None))[1] if getattr(X, "ndim", 2) == 2 else None
         if n_features is not None and n_features != self.n_features_in_:
             raise ValueError(f"X has {n_features} features, but GDTClassifier is expecting {self.n_features_in_} "

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_X, check_y
+from .._validation import check_int, check_sklearn_input_shape, check_X, check_y
 from ..backend import BACKEND_NAMES, Backend, resolve_backend
 from .builder import as_float32_features
 
@@ -53,21 +53,6 @@ def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
     return resolve_backend(backend, X)
 
 
-def _sklearn_shape_checks(X: Any) -> None:
-    """The few input errors whose wording scikit-learn's estimator checks look for."""
-    if X is None:
-        raise ValueError("X is None; expected an array of shape (n_samples, n_features)")
-    dtype = getattr(X, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind == "c":
-        raise ValueError("Complex data not supported; X must be real")
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) == 1:
-        raise ValueError(f"Expected 2D array, got 1D array of shape {shape} instead. Reshape your data either "
-                         "using X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it is one row")
-    if shape is not None and len(shape) == 2 and shape[1] == 0 and shape[0] > 0:
-        raise ValueError(f"0 feature(s) (shape=({shape[0]}, 0)) while a minimum of 1 is required.")
-
-
 def fit_target(y: Any, n_samples: int, estimator: Any, numeric: bool) -> np.ndarray:
     """y for ``fit``: 1-D; a column vector is raveled with scikit-learn's DataConversionWarning."""
     import warnings
@@ -89,7 +74,7 @@ def fit_target(y: Any, n_samples: int, estimator: Any, numeric: bool) -> np.ndar
 def fit_features(X: Any) -> np.ndarray:
     """X for ``fit``: float32 (as scikit-learn casts it), finite, at least one row."""
     X = to_host(X)
-    _sklearn_shape_checks(X)
+    check_sklearn_input_shape(X)
     X64 = check_X(X, dtype=np.float64, allow_nan=False, name="X")
     if X64.size and max(X64.max(), -X64.min()) > np.finfo(np.float32).max:
         raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
@@ -103,7 +88,7 @@ def predict_features(X: Any, estimator: Any) -> np.ndarray:
     more training rows), inf is not.
     """
     X = to_host(X)
-    _sklearn_shape_checks(X)
+    check_sklearn_input_shape(X)
     X64 = check_X(X, dtype=np.float64, allow_nan=True, name="X", min_samples=0)
     if X64.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X64.shape[1]} features, but {type(estimator).__name__} is expecting "

@@ -59,6 +59,27 @@ def _kernels(tpb: int):
     def _better(p, nl, best_p, best_nl):
         return p > best_p or (p == best_p and nl < best_nl and nl > 0)
 
+    @cuda.jit(device=True)
+    def _finish_scan(f, tid, best_p, best_nl, red_p, red_n, vals, s, out_const, out_score, out_pos, out_thr):
+        """Block-wide arg-max of the threads' best candidates; thread 0 writes feature ``f``'s result."""
+        red_p[tid] = best_p
+        red_n[tid] = best_nl
+        step = tpb // 2
+        while step > 0:
+            cuda.syncthreads()
+            if tid < step and _better(red_p[tid + step], red_n[tid + step], red_p[tid], red_n[tid]):
+                red_p[tid] = red_p[tid + step]
+                red_n[tid] = red_n[tid + step]
+            step //= 2
+        cuda.syncthreads()
+        if tid == 0:
+            out_const[f] = 0
+            out_score[f] = red_p[0]
+            nl = red_n[0]
+            out_pos[f] = nl
+            if nl > 0:
+                out_thr[f] = np.float64(vals[f, s + nl - 1]) / 2.0 + np.float64(vals[f, s + nl]) / 2.0
+
     @cuda.jit
     def scan_mse(active, vals, ylist, s, e, msl, thr, out_const, out_score, out_pos, out_thr):
         f = active[cuda.blockIdx.x]
@@ -99,23 +120,7 @@ def _kernels(tpb: int):
                         best_nl = nl
             carry += buf[tpb - 1]
             cuda.syncthreads()
-        red_p[tid] = best_p
-        red_n[tid] = best_nl
-        step = tpb // 2
-        while step > 0:
-            cuda.syncthreads()
-            if tid < step and _better(red_p[tid + step], red_n[tid + step], red_p[tid], red_n[tid]):
-                red_p[tid] = red_p[tid + step]
-                red_n[tid] = red_n[tid + step]
-            step //= 2
-        cuda.syncthreads()
-        if tid == 0:
-            out_const[f] = 0
-            out_score[f] = red_p[0]
-            nl = red_n[0]
-            out_pos[f] = nl
-            if nl > 0:
-                out_thr[f] = np.float64(vals[f, s + nl - 1]) / 2.0 + np.float64(vals[f, s + nl]) / 2.0
+        _finish_scan(f, tid, best_p, best_nl, red_p, red_n, vals, s, out_const, out_score, out_pos, out_thr)
 
     @cuda.jit
     def scan_classes(active, vals, ylist, s, e, msl, thr, criterion, n_classes, totals, carry_cnt,
@@ -171,23 +176,7 @@ def _kernels(tpb: int):
                     if p > best_p:
                         best_p = p
                         best_nl = nl
-        red_p[tid] = best_p
-        red_n[tid] = best_nl
-        step = tpb // 2
-        while step > 0:
-            cuda.syncthreads()
-            if tid < step and _better(red_p[tid + step], red_n[tid + step], red_p[tid], red_n[tid]):
-                red_p[tid] = red_p[tid + step]
-                red_n[tid] = red_n[tid + step]
-            step //= 2
-        cuda.syncthreads()
-        if tid == 0:
-            out_const[f] = 0
-            out_score[f] = red_p[0]
-            nl = red_n[0]
-            out_pos[f] = nl
-            if nl > 0:
-                out_thr[f] = np.float64(vals[f, s + nl - 1]) / 2.0 + np.float64(vals[f, s + nl]) / 2.0
+        _finish_scan(f, tid, best_p, best_nl, red_p, red_n, vals, s, out_const, out_score, out_pos, out_thr)
 
     @cuda.jit
     def mark(rows, f, s, e, mid, goes_left):
