@@ -38,14 +38,17 @@ def savefig(fig, name: str, out_dir: str | Path = "figures", formats: Sequence[s
     """Write ``fig`` as ``out_dir/name.png`` (and ``.svg``); returns the paths written."""
     if not name or any(c in name for c in "/\\ "):
         raise ValueError(f"figure name must be a plain file stem without spaces or slashes, got {name!r}")
+    import matplotlib
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in formats:
         path = out / f"{name}.{fmt}"
-        # A fixed date stamp keeps SVGs byte-stable across regenerations.
+        # No date and a fixed id salt keep SVGs byte-stable across regenerations.
         metadata = {"Date": None} if fmt == "svg" else {"Software": "dtlab"}
-        fig.savefig(path, dpi=120, metadata=metadata)
+        with matplotlib.rc_context({"svg.hashsalt": "dtlab"}):
+            fig.savefig(path, dpi=120, metadata=metadata)
         paths.append(path)
     _pyplot().close(fig)
     return paths
