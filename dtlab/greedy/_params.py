@@ -94,3 +94,35 @@ def predict_features(X: Any, estimator: Any) -> np.ndarray:
         raise ValueError(f"X has {X64.shape[1]} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input")
     return np.ascontiguousarray(X64, dtype=np.float32)
+
+
+class FittedTreeMixin:
+    """Prediction-side methods shared by the greedy estimators: all read the fitted ``tree_`` (a FlatTree)."""
+
+    def _tree_input(self, X: Any):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "tree_")
+        return predict_features(X, self)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Leaf mean (regression) or majority class of the reached leaf (first class on a tie), shape (n_samples,)."""
+        X32 = self._tree_input(X)  # first: raises NotFittedError before tree_ is touched
+        return self.tree_.predict(X32, backend=self.backend_)
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
+        X32 = self._tree_input(X)
+        return self.tree_.apply(X32, backend=self.backend_)
+
+    def get_n_leaves(self) -> int:
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def get_depth(self) -> int:
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth

@@ -7,10 +7,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_real, encode_labels
-from ._params import (check_choice, check_tree_params, fit_features, fit_target, predict_features,
+from ._params import (FittedTreeMixin, check_choice, check_tree_params, fit_features, fit_target,
                       resolve_greedy_backend)
 from .builder import grow_tree
 from .pruning import pessimistic_prune
@@ -19,7 +18,7 @@ CRITERIA = ("gini", "entropy", "gain_ratio")
 PRUNING = (None, "pessimistic")
 
 
-class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
+class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     """Classification tree grown greedily: CART (Gini) or C4.5 (gain ratio).
 
     With ``criterion="gini"`` (or ``"entropy"``) it grows the same tree as
@@ -111,23 +110,5 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the leaf each row reaches, float64 of shape (n_samples, n_classes)."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(predict_features(X, self), backend=self.backend_)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Majority class of the reached leaf (first class on a tie), shape (n_samples,)."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict(predict_features(X, self), backend=self.backend_)
-
-    def apply(self, X: Any) -> np.ndarray:
-        """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(predict_features(X, self), backend=self.backend_)
-
-    def get_n_leaves(self) -> int:
-        check_is_fitted(self, "tree_")
-        return self.tree_.n_leaves
-
-    def get_depth(self) -> int:
-        check_is_fitted(self, "tree_")
-        return self.tree_.max_depth
+        X32 = self._tree_input(X)
+        return self.tree_.predict_proba(X32, backend=self.backend_)

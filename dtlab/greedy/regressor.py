@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ._params import (check_choice, check_tree_params, fit_features, fit_target, predict_features,
+from ._params import (FittedTreeMixin, check_choice, check_tree_params, fit_features, fit_target,
                       resolve_greedy_backend)
 from ._split_cpu import METHODS
 from .builder import grow_tree
 
 
-class DecisionTreeRegressor(RegressorMixin, BaseEstimator):
+class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     """Regression tree grown greedily by largest reduction of the squared error.
 
     The learner of the "SIMD decision tree" university project (a C
@@ -105,22 +103,3 @@ class DecisionTreeRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = X32.shape[1]
         self.backend_ = backend.name
         return self
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Leaf mean of each row, float64 of shape (n_samples,)."""
-        check_is_fitted(self, "tree_")
-        X32 = predict_features(X, self)
-        return self.tree_.predict(X32, backend=self.backend_)
-
-    def apply(self, X: Any) -> np.ndarray:
-        """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(predict_features(X, self), backend=self.backend_)
-
-    def get_n_leaves(self) -> int:
-        check_is_fitted(self, "tree_")
-        return self.tree_.n_leaves
-
-    def get_depth(self) -> int:
-        check_is_fitted(self, "tree_")
-        return self.tree_.max_depth
