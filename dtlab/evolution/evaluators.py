@@ -22,8 +22,6 @@ A new evaluator (GPU, several devices, Dask) plugs in by implementing
 
 from __future__ import annotations
 
-import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Protocol, runtime_checkable
@@ -289,7 +287,6 @@ class CpuEvaluator:
         self.y = np.ascontiguousarray(y, dtype=np.int32)
         self.shards = shard(X, self.y, min(self.n_devices, self.n_samples))
         self._pool = ThreadPoolExecutor(len(self.shards)) if len(self.shards) > 1 else None
-        self._lock = threading.Lock()
 
     def _run_shard(self, part, batch: TreeBatch, seed: np.uint64, n_blocks: int, parallel: bool) -> LeafStats:
         stats = LeafStats.empty(batch.n_nodes, self.n_classes)
@@ -346,12 +343,10 @@ def resolve_evaluator(backend: str) -> str:
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string, got {type(backend).__name__}")
     if backend == "auto":
-        if "cuda" in EVALUATORS and os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1":
-            from ..backend import resolve_backend
+        from ..backend import resolve_backend
 
-            if resolve_backend("auto").is_cuda:
-                return "cuda"
-        return "cpu"
+        # resolve_backend("auto") never picks the simulator, so this is a real GPU
+        return "cuda" if "cuda" in EVALUATORS and resolve_backend("auto").is_cuda else "cpu"
     if backend not in EVALUATORS:
         raise ValueError(f"no GDT evaluator is registered for backend={backend!r}; available evaluators: "
                          f"{sorted(EVALUATORS)} (or 'auto'). A CUDA evaluator registers itself under 'cuda' "
