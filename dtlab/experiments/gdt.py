@@ -241,8 +241,9 @@ def evaluator_throughput(n_samples: int = 100_000, noise_attrs: int = 0, populat
     evolutionary loop evaluates them).  What is timed, on the same trees and rows:
 
     * ``cpu``: :class:`~dtlab.evolution.CpuEvaluator` on the whole batch, all
-      numba threads (walk every tree, count classes per leaf, draw two objects
-      per leaf and class, merge blocks);
+      numba threads (find every row's leaf in every tree, with leaf bitmasks
+      for trees of at most 64 leaves and a walk for larger ones; count classes
+      per leaf, draw two objects per leaf and class, merge blocks);
     * ``cpu-1thread``: the same with one numba thread, a per-core figure;
     * ``numpy``: :class:`~dtlab.evolution.NumpyEvaluator`, one tree at a time;
     * ``sklearn-apply``: scikit-learn ``Tree.apply`` of sklearn trees built with
@@ -258,13 +259,15 @@ def evaluator_throughput(n_samples: int = 100_000, noise_attrs: int = 0, populat
     Returns
     -------
     DataFrame with columns ``method, seconds, tree_rows_per_s, speedup_of_cpu``
-    (cpu throughput / this method's), plus ``n_trees, n_samples, mean_nodes``.
+    (cpu throughput / this method's), plus ``n_trees, n_samples, mean_nodes``
+    and ``bitmask_trees`` (how many trees the cpu evaluator ran with bitmasks).
     """
     import numba
     import pandas as pd
 
     from ..evolution import CpuEvaluator, NumpyEvaluator
     from ..evolution.individual import pack
+    from ..trees.bitmask import MAX_MASK_LEAVES
     from .timing import median_seconds
 
     X, y = chess3x3(n_samples, noise_attrs, seed=seed)
@@ -293,7 +296,8 @@ def evaluator_throughput(n_samples: int = 100_000, noise_attrs: int = 0, populat
     work = n_trees * n_samples
     return pd.DataFrame([{"method": m, "seconds": s, "tree_rows_per_s": work / s,
                           "speedup_of_cpu": s / timings["cpu"], "n_trees": n_trees, "n_samples": n_samples,
-                          "mean_nodes": batch.n_nodes / n_trees, "numba_threads": threads}
+                          "mean_nodes": batch.n_nodes / n_trees, "numba_threads": threads,
+                          "bitmask_trees": sum(ind.n_leaves <= MAX_MASK_LEAVES for ind in population)}
                          for m, s in timings.items()])
 
 

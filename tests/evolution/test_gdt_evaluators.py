@@ -9,9 +9,10 @@ from dtlab.datasets import shard
 from dtlab.evolution import EVALUATORS, CpuEvaluator, LeafStats, NumpyEvaluator, merge_stats, resolve_evaluator
 from dtlab.evolution.evaluators import TreeBatch
 from dtlab.evolution.individual import apply_stats, pack, to_flat_tree
-from dtlab.evolution.kernels import (EMPTY_HASH, _evaluate_rows_parallel, _propagate_up, _splitmix64,
+from dtlab.evolution.kernels import (EMPTY_HASH, ROW_CHUNK, _evaluate_range_parallel, _propagate_up, _splitmix64,
                                      compile_row_functions, splitmix64)
 from dtlab.trees import apply_reference
+from dtlab.trees.bitmask import forest_masks
 
 from gdt_helpers import random_data, random_trees
 
@@ -92,17 +93,25 @@ def test_cpu_evaluator_matches_numpy_reference(n_devices):
 
 
 def test_result_does_not_depend_on_the_number_of_blocks():
+    """Several row chunks per block, trees with and without leaf bitmasks (over 64 leaves), ties on thresholds."""
     rng = np.random.default_rng(2)
-    X, y = random_data(rng, 997, 3, 2)
-    batch = pack(random_trees(rng, X, y, 2, 5), seed=3)
+    X, y = random_data(rng, 2 * ROW_CHUNK + 555, 3, 2, levels=50)
+    trees = random_trees(rng, X, y, 2, 6, max_depth=9)
+    batch = pack(trees, seed=3)
+    n_leaves = [int((t.left == -1).sum()) for t in trees]
+    assert min(n_leaves) <= 64 < max(n_leaves), n_leaves
+    expected = NumpyEvaluator(X, y, 2).evaluate(batch, 3)
     results = []
     for n_blocks in (1, 2, 7, 64):
         stats = LeafStats.empty(batch.n_nodes, 2)
-        _evaluate_rows_parallel(X, y, np.int64(0), np.uint64(3), batch.node_offset, batch.feature, batch.threshold,
-                                batch.left, batch.right, batch.tree_salt, n_blocks, stats.counts, stats.cand_hash,
-                                stats.cand_row)
+        masks = forest_masks(batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right, X.dtype)
+        _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.uint64(3),
+                                 batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
+                                 batch.tree_salt, masks.masked, masks.test_offset, masks.test_feature,
+                                 masks.test_threshold, masks.test_mask, masks.leaf_offset, masks.leaf_node,
+                                 n_blocks, stats.counts, stats.cand_hash, stats.cand_row)
         results.append(stats)
-    assert all(r.equals(results[0]) for r in results[1:])
+    assert all(r.equals(expected) for r in results)
 
 
 @pytest.mark.parametrize("n_shards", [2, 3, 5])

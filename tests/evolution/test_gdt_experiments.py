@@ -64,6 +64,7 @@ def test_evaluator_throughput_table():
     assert list(table.method) == ["cpu", "cpu-1thread", "numpy", "sklearn-apply"]
     assert (table.tree_rows_per_s > 0).all()
     assert table.set_index("method").loc["cpu", "speedup_of_cpu"] == 1.0
+    assert (0 <= table.bitmask_trees).all() and (table.bitmask_trees <= table.n_trees).all()
 
 
 def test_plots_have_titles_labels_and_legends():
