@@ -177,6 +177,9 @@ def forest_masks(node_offset: np.ndarray, feature: np.ndarray, threshold: np.nda
                        round_thresholds_down(threshold[test_node], dtype), test_mask, leaf_offset, leaf_node)
 
 
+# inline="always": called per tree and chunk from the evaluation kernels.  Those are cached
+# (cache=True) and numba keys a cache on the caller's source file only, so after editing this
+# function delete the callers' __pycache__/*.nbi *.nbc files.
 @numba.njit(nogil=True, inline="always")
 def masked_leaves(Xt, start, stop, t, test_offset, test_feature, test_threshold, test_mask,
                   leaf_offset, leaf_node, bits, out):
