@@ -218,8 +218,10 @@ def test_malformed_batch_is_refused_before_the_kernel():
     bad_child_right = good.right.copy()
     if good.left[0] != -1:
         bad_child_right[0] = 0
+    nan_threshold = np.where(good.left != -1, np.nan, good.threshold)
     cases = [
         TreeBatch(good.node_offset, bad_feature, good.threshold, good.left, good.right, good.tree_salt),
+        TreeBatch(good.node_offset, good.feature, nan_threshold, good.left, good.right, good.tree_salt),
         TreeBatch(good.node_offset[:-1], good.feature, good.threshold, good.left, good.right, good.tree_salt),
         TreeBatch(good.node_offset, good.feature, good.threshold, good.left, bad_child_right, good.tree_salt),
     ]
