@@ -581,6 +581,19 @@ def _grow_2d(a, size):
 
 
 # ------------------------------------------------------------------ grower
+@numba.njit(inline="always", **_NJIT)
+def _push_node(st_int, st_imp, slot, start, end, depth, parent, is_left, n_known, impurity):
+    """Write a pending node into stack slot ``slot``: its rows ``start:end``, depth, parent,
+    side, known-constant feature count and impurity (read back in this order by the grower)."""
+    st_int[slot, 0] = start
+    st_int[slot, 1] = end
+    st_int[slot, 2] = depth
+    st_int[slot, 3] = parent
+    st_int[slot, 4] = is_left
+    st_int[slot, 5] = n_known
+    st_imp[slot] = impurity
+
+
 @numba.njit(**_NJIT)
 def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, max_depth,
           min_samples_split, min_samples_leaf, seed, parallel_min_work):
@@ -667,13 +680,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     else:
         imp = _class_stats(y, 0, n, criterion, child_counts)
         st_val[0] = child_counts
-    st_int[0, 0] = 0
-    st_int[0, 1] = n
-    st_int[0, 2] = 0
-    st_int[0, 3] = -1
-    st_int[0, 4] = 0
-    st_int[0, 5] = 0
-    st_imp[0] = imp
+    _push_node(st_int, st_imp, 0, 0, n, 0, -1, 0, 0, imp)
     sp = 1
     n_nodes = 0
     while sp > 0:
@@ -814,20 +821,8 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
             for i in range(t):
                 samples[w + i] = samp_tmp[i]
 
-        st_int[r_slot, 0] = mid
-        st_int[r_slot, 1] = end
-        st_int[r_slot, 2] = depth + 1
-        st_int[r_slot, 3] = node
-        st_int[r_slot, 4] = 0
-        st_int[r_slot, 5] = n_total
-        st_imp[r_slot] = imp_r
-        st_int[l_slot, 0] = start
-        st_int[l_slot, 1] = mid
-        st_int[l_slot, 2] = depth + 1
-        st_int[l_slot, 3] = node
-        st_int[l_slot, 4] = 1
-        st_int[l_slot, 5] = n_total
-        st_imp[l_slot] = imp_l
+        _push_node(st_int, st_imp, r_slot, mid, end, depth + 1, node, 0, n_total, imp_r)
+        _push_node(st_int, st_imp, l_slot, start, mid, depth + 1, node, 1, n_total, imp_l)
         sp += 2
 
     return (o_feature[:n_nodes].copy(), o_threshold[:n_nodes].copy(), o_left[:n_nodes].copy(),
