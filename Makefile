@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
 SCALE ?= small
 
-.PHONY: setup figures test lab bench gpu-check clean-figures
+.PHONY: setup figures test lint lab bench gpu-check clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ figures: $(STAMP)
 ## the whole test suite, notebooks included (CUDA paths under numba's simulator)
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
+
+## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
+lint: $(STAMP)
+	$(VENV)/bin/ruff check dtlab tests notebooks scripts
 
 ## JupyterLab on the notebooks
 lab: $(STAMP)

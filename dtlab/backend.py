@@ -78,9 +78,8 @@ class Backend:
 
     def to_host(self, array: Any) -> Any:
         """Return a numpy array (or scipy sparse matrix) holding ``array``'s values."""
-        if hasattr(array, "get") and not isinstance(array, np.ndarray) and not scipy.sparse.issparse(array):
-            return array.get()  # cupy ndarray and cupyx sparse matrices
-        return np.asarray(array) if not scipy.sparse.issparse(array) else array
+        array = to_host(array)
+        return array if scipy.sparse.issparse(array) else np.asarray(array)
 
     def to_device(self, array: Any) -> Any:
         """Return ``array`` in this backend's array module (a no-op on the CPU)."""
@@ -93,6 +92,34 @@ class Backend:
     def devices(self) -> list[Device]:
         """The GPUs of this backend, or the CPU workers that stand in for them."""
         return self._devices()
+
+    def free_bytes(self) -> int | None:
+        """Memory free for new arrays where this backend computes: the current GPU's, or the host's
+        available RAM; None where it cannot be known (the simulator, an OS without the query)."""
+        if self.simulated:
+            return None
+        if self.is_cuda:
+            from numba import cuda
+
+            return int(cuda.current_context().get_memory_info()[0])
+        try:
+            return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            return None
+
+    def check_fits(self, n_bytes: int, what: str = "the data") -> None:
+        """Raise ``MemoryError`` with a clear message when ``n_bytes`` exceed the free memory of this backend.
+
+        Called before anything is allocated, so that data too large for a
+        device fail with a sentence rather than deep inside a kernel.
+        """
+        free = self.free_bytes()
+        if free is not None and n_bytes > free:
+            where = "on the GPU" if self.is_cuda else "in host memory"
+            hint = ("use backend='cpu', fewer rows, or shard over more devices" if self.is_cuda
+                    else "use fewer rows or a larger machine")
+            raise MemoryError(f"{what} need {n_bytes / 2**30:.2f} GiB {where} but only {free / 2**30:.2f} GiB "
+                              f"are free; {hint}")
 
 
 def _cpu_workers() -> list[Device]:
@@ -150,8 +177,14 @@ def _gpu_devices() -> list[Device]:
     return found
 
 
-def _is_cupy_array(array: Any) -> bool:
+def is_device_array(array: Any) -> bool:
+    """Whether ``array`` lives on a GPU (a cupy array or cupyx sparse matrix): the one place this is decided."""
     return type(array).__module__.split(".")[0] in ("cupy", "cupyx")
+
+
+def to_host(array: Any) -> Any:
+    """A GPU array copied to host memory (numpy / scipy.sparse); anything else returned unchanged."""
+    return array.get() if is_device_array(array) and hasattr(array, "get") else array
 
 
 def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
@@ -178,7 +211,7 @@ def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
         return backend
     if backend not in BACKEND_NAMES:
         raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {backend!r}")
-    on_gpu = any(_is_cupy_array(a) for a in arrays)
+    on_gpu = any(is_device_array(a) for a in arrays)
     if backend == "cpu" and on_gpu:
         raise ValueError("backend='cpu' was asked for but the input is a cupy (GPU) array; "
                          "call .get() on it first or use backend='cuda'")

@@ -70,3 +70,35 @@ def test_backend_is_frozen():
     assert isinstance(be, Backend)
     with pytest.raises(AttributeError):
         be.name = "cuda"
+
+
+def test_check_fits_refuses_more_than_the_host_has():
+    be = resolve_backend("cpu")
+    free = be.free_bytes()
+    assert free is None or free > 0
+    be.check_fits(1024)  # a kilobyte always fits
+    if free is not None:
+        with pytest.raises(MemoryError, match=r"the rows need .* GiB in host memory but only .* GiB are free"):
+            be.check_fits(free * 4, "the rows")
+
+
+def test_simulated_gpu_has_no_memory_limit():
+    be = resolve_backend("cuda")
+    assert be.free_bytes() is None
+    be.check_fits(2**60)
+
+
+def test_device_arrays_are_detected_in_one_place():
+    from dtlab.backend import is_device_array, to_host
+
+    class FakeCupy:  # what matters is the defining module, as for cupy.ndarray
+        __module__ = "cupy._core.core"
+
+        def get(self):
+            return np.arange(3)
+
+    assert is_device_array(FakeCupy()) and not is_device_array(np.arange(3))
+    assert to_host(FakeCupy()).tolist() == [0, 1, 2]
+    assert resolve_backend("cuda", FakeCupy()).name == "cuda"
+    with pytest.raises(ValueError, match="cupy"):
+        resolve_backend("cpu", FakeCupy())

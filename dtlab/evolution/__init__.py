@@ -4,14 +4,15 @@ Public API
 ----------
 GDTClassifier
     The estimator (scikit-learn conventions).
-Evaluator, TreeBatch, LeafStats, merge_stats
-    The evaluator protocol: a batch of packed trees in, per-leaf class counts
-    and two drawn objects per (leaf, class) out; partial statistics of shards
-    merge exactly.
+Evaluator, LeafStats, merge_stats
+    The evaluator protocol: a :class:`~dtlab.trees.PackedForest` of trees in,
+    per-leaf class counts and two drawn objects per (leaf, class) out; partial
+    statistics of shards merge exactly.
 EVALUATORS, register_evaluator, resolve_evaluator
-    The registry that maps a ``backend`` name to an evaluator factory
-    (``"numpy"`` reference, ``"cpu"`` batched numba; GPU / multi-device / Dask
-    evaluators add themselves here).
+    The registry that maps ``(backend, evaluator)`` -- where the work runs and
+    which algorithm -- to an evaluator factory (``("cpu", "batched")`` numba,
+    ``("cpu", "reference")`` NumPy; GPU / multi-device / Dask evaluators add
+    themselves here).
 DEFAULTS
     Default parameters with the reason for each.
 
@@ -20,10 +21,22 @@ global induction of classification trees for large-scale data mining",
 Applied Intelligence 51 (2021) 5683-5700.
 """
 
+import warnings
+
 from .defaults import DEFAULTS, defaults_table
-from .evaluators import (EVALUATORS, CpuEvaluator, Evaluator, LeafStats, NumpyEvaluator, TreeBatch, merge_stats,
+from .evaluators import (EVALUATORS, VARIANTS, CpuEvaluator, Evaluator, LeafStats, NumpyEvaluator, merge_stats,
                          register_evaluator, resolve_evaluator)
 from .gdt import GDTClassifier
 
-__all__ = ["DEFAULTS", "EVALUATORS", "CpuEvaluator", "Evaluator", "GDTClassifier", "LeafStats", "NumpyEvaluator",
-           "TreeBatch", "defaults_table", "merge_stats", "register_evaluator", "resolve_evaluator"]
+__all__ = ["DEFAULTS", "EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "GDTClassifier", "LeafStats",
+           "NumpyEvaluator", "defaults_table", "merge_stats", "register_evaluator", "resolve_evaluator"]
+
+
+def __getattr__(name: str):
+    if name == "TreeBatch":  # moved to the foundation; kept for one release
+        from ..trees import PackedForest
+
+        warnings.warn("dtlab.evolution.TreeBatch is now dtlab.trees.PackedForest (the per-tree draw salts are "
+                      "derived from the evaluation seed)", DeprecationWarning, stacklevel=2)
+        return PackedForest
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

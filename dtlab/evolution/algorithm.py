@@ -92,7 +92,7 @@ def evaluate(individuals: list[Individual], evaluator: Evaluator, alpha: float, 
     if todo:
         seed = int(rng.integers(0, 2**63, dtype=np.int64))
         trees = [individuals[i] for i in todo]
-        batch = pack(trees, seed)
+        batch = pack(trees)
         stats = evaluator.evaluate(batch, seed)
         apply_stats(trees, batch, stats, evaluator.n_samples, alpha)
         if local_pruning > 0:

@@ -7,7 +7,8 @@ tree structure, tests and predictions are searched together by an
 evolutionary algorithm whose fitness ``Accuracy(T) - alpha * (Size(T) - 1)``
 rewards small accurate trees.  The fitness evaluation, the expensive part, is
 delegated to an evaluator (:mod:`dtlab.evolution.evaluators`) chosen by
-``backend``.
+``backend`` (where it runs) and ``evaluator`` (the batched kernels or the
+NumPy reference).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from .individual import Individual, center_thresholds, remove_empty_branches, to
 from .operators import OperatorContext
 
 #: Parameters a resumed run may change (they do not alter the search itself).
-RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "n_devices", "verbose", "checkpoint",
-                     "checkpoint_every", "callback")
+RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "verbose",
+                     "checkpoint", "checkpoint_every", "callback")
 
 
 def _fit_target(y: Any, n_samples: int) -> np.ndarray:
@@ -87,9 +88,16 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         Probability that a changed tree, after its evaluation, has the
         subtrees pruned that do not pay for their size in fitness (GDT's local
         fitness maximisation).
-    backend : str
-        ``"auto"``, or a key of :data:`~dtlab.evolution.EVALUATORS` (``"cpu"``:
-        batched numba evaluator; ``"numpy"``: the slow reference).
+    backend : {"auto", "cpu", "cuda"}
+        Where the fitness evaluation runs (``"auto"``: a GPU when a CUDA
+        evaluator is registered and a GPU is present, else the CPU).  The
+        former ``backend="numpy"`` means ``backend="cpu", evaluator="reference"``
+        (deprecated).
+    evaluator : {"batched", "reference"}
+        The evaluation algorithm: ``"batched"``, every changed tree of a
+        generation in one pass of compiled kernels; ``"reference"``, the plain
+        NumPy evaluator, one tree at a time (slow; what the kernels are tested
+        against).  Both give the same statistics, hence the same tree.
     n_devices : int or None
         Shards / worker threads of the evaluator (devices, for a GPU evaluator).
         The fitted tree does not depend on it.
@@ -172,7 +180,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
                  min_samples_split: int = default("min_samples_split"),
                  max_depth: int = default("max_depth"),
                  local_pruning: float = default("local_pruning"),
-                 backend: str = "auto", n_devices: int | None = None, random_state: Any = None,
+                 backend: str = "auto", evaluator: str = "batched", n_devices: int | None = None,
+                 random_state: Any = None,
                  verbose: bool = False, checkpoint: str | Path | None = None,
                  checkpoint_every: int = default("checkpoint_every"),
                  callback: Callable[[int, dict], Any] | None = None):
@@ -195,6 +204,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.max_depth = max_depth
         self.local_pruning = local_pruning
         self.backend = backend
+        self.evaluator = evaluator
         self.n_devices = n_devices
         self.random_state = random_state
         self.verbose = verbose
@@ -254,7 +264,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         checkpoint_every = check_int(self.checkpoint_every, "checkpoint_every", low=1)
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got {type(self.callback).__name__}")
-        evaluator_name = resolve_evaluator(self.backend)
+        evaluator_key = resolve_evaluator(self.backend, self.evaluator)
         check_sklearn_input_shape(X)
         X = check_X(X, dtype=np.float32)
         y = _fit_target(y, X.shape[0])
@@ -272,7 +282,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             leaf.accuracy, leaf.fitness, leaf.evaluated = 1.0, 1.0, True
             self._finish(leaf, [], "single_class")
             return self
-        evaluator = EVALUATORS[evaluator_name](X, y_enc, n_classes, n_devices=n_devices)
+        evaluator = EVALUATORS[evaluator_key](X, y_enc, n_classes, n_devices=n_devices)
         try:
             state = self._start(X, y_enc, n_classes, evaluator, params)
             self._evolve(state, X, y_enc, evaluator, params, checkpoint_every)

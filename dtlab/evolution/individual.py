@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluators import LeafStats, TreeBatch
-from .kernels import EMPTY_HASH, _propagate_up, splitmix64
+from ..trees import PackedForest
+from ..trees.flat import breadth_first
+from .evaluators import LeafStats
+from .kernels import EMPTY_HASH, _propagate_up
 
 
 @dataclass(eq=False)
@@ -130,19 +132,6 @@ class Individual:
             raise ValueError("internal nodes need a feature >= 0 and a finite threshold")
 
 
-def breadth_first(left: np.ndarray, right: np.ndarray, root: int, limit: int | None = None) -> list[int]:
-    """Nodes of the subtree at ``root`` in breadth-first order (left child before right)."""
-    order, queue = [], deque([root])
-    limit = limit if limit is not None else left.shape[0]
-    while queue and len(order) <= limit:
-        node = queue.popleft()
-        order.append(node)
-        if left[node] != -1:
-            queue.append(int(left[node]))
-            queue.append(int(right[node]))
-    return order
-
-
 def assemble(sources: list[Individual], root: tuple[int, int], redirect: dict | None = None,
              leafify: set | None = None) -> tuple[Individual, dict]:
     """Build a new individual, breadth-first, from nodes of one or more individuals.
@@ -219,23 +208,16 @@ def assemble(sources: list[Individual], root: tuple[int, int], redirect: dict | 
     return Individual(feature, threshold, left, right, counts, cand_hash, cand_row), index
 
 
-def pack(individuals: list[Individual], seed: int) -> TreeBatch:
-    """Concatenate trees into a :class:`TreeBatch` with per-tree salts derived from ``seed``."""
-    sizes = np.fromiter((ind.n_nodes for ind in individuals), np.int64, len(individuals))
-    offset = np.zeros(len(individuals) + 1, np.int64)
-    np.cumsum(sizes, out=offset[1:])
-    base = np.repeat(offset[:-1], sizes).astype(np.int32)
-    left = np.concatenate([ind.left for ind in individuals])
-    right = np.concatenate([ind.right for ind in individuals])
-    internal = left != -1
-    left = np.where(internal, left + base, -1).astype(np.int32)
-    right = np.where(internal, right + base, -1).astype(np.int32)
-    salts = splitmix64(np.uint64(seed) ^ (np.arange(len(individuals), dtype=np.uint64) + np.uint64(1)))
-    return TreeBatch(offset, np.concatenate([ind.feature for ind in individuals]),
-                     np.concatenate([ind.threshold for ind in individuals]), left, right, salts)
+def pack(individuals: list[Individual]) -> PackedForest:
+    """Concatenate trees into one :class:`~dtlab.trees.PackedForest` (breadth-first order is already packed order)."""
+    return PackedForest.from_arrays([ind.n_nodes for ind in individuals],
+                                    np.concatenate([ind.feature for ind in individuals]),
+                                    np.concatenate([ind.threshold for ind in individuals]),
+                                    np.concatenate([ind.left for ind in individuals]),
+                                    np.concatenate([ind.right for ind in individuals]))
 
 
-def apply_stats(individuals: list[Individual], batch: TreeBatch, stats: LeafStats, n_samples: int,
+def apply_stats(individuals: list[Individual], batch: PackedForest, stats: LeafStats, n_samples: int,
                 alpha: float) -> None:
     """Store evaluation results in the individuals: propagated statistics, accuracy, fitness.
 
@@ -345,7 +327,8 @@ def center_thresholds(ind: Individual, X: np.ndarray) -> Individual:
 
     below = np.full(ind.n_nodes, -np.inf)
     above = np.full(ind.n_nodes, np.inf)
-    _margins(X, ind.feature, ind.threshold, ind.left, ind.right, below, above)
+    missing_left = np.ones(ind.n_nodes, np.bool_)  # unused: training data are finite
+    _margins(X, ind.feature, ind.threshold, ind.left, ind.right, missing_left, below, above)
     threshold = ind.threshold.copy()
     inner = (ind.left != -1) & np.isfinite(below) & np.isfinite(above)
     middle = below[inner] / 2 + above[inner] / 2

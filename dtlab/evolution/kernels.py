@@ -13,10 +13,10 @@ the smallest of the parts' smallest keys, so any split of the rows into blocks,
 shards or devices, in any order, gives the same two rows.
 
 The per-row functions below (:func:`splitmix64`, :func:`key_less`,
-:func:`insert_candidate`, :func:`walk_tree`, :func:`accumulate_row`) are plain
-Python using only scalar arithmetic and array indexing, so they compile with
-``numba.njit`` here and unchanged with ``numba.cuda.jit(device=True)`` for a
-GPU evaluator (:func:`compile_row_functions`; tested under the CUDA
+:func:`insert_candidate`, :func:`accumulate_row`, with the tree walk of
+:mod:`dtlab.trees.walk`) keep the rules of :mod:`dtlab._jit`, so they compile
+with ``numba.njit`` here and unchanged with ``numba.cuda.jit(device=True)`` for
+a GPU evaluator (:func:`compile_row_functions`; tested under the CUDA
 simulator).  They update their accumulators without atomics, so a GPU kernel
 must hand each caller accumulators that no other thread writes at the same
 time (e.g. one copy per thread for a chunk of rows) and reduce the copies
@@ -33,12 +33,12 @@ row-by-row walk of :func:`accumulate_row`, with bit-identical statistics.
 
 from __future__ import annotations
 
-import types
-
 import numba
 import numpy as np
 
+from .._jit import compile_functions
 from ..trees.bitmask import masked_leaves
+from ..trees.walk import compile_walks, cpu_walks
 
 #: Hash value of an empty candidate slot (its row is -1).
 EMPTY_HASH = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -102,24 +102,16 @@ def insert_candidate(cand_hash, cand_row, node, c, h, r):
             cand_row[node, c, 1] = r
 
 
-def walk_tree(X, row, root, feature, threshold, left, right):
-    """Leaf reached by row ``row`` in the tree whose root is packed node ``root``.
+def tree_salts(seed, n_trees: int) -> np.ndarray:
+    """Per-tree salts of the draw for a batch evaluated with ``seed``: uint64 array of shape (n_trees,).
 
-    ``left``/``right`` hold packed (batch-global) node indices, -1 at leaves.
-    ``X[row, f] <= threshold`` goes left, compared in float64 as in
-    :func:`dtlab.trees.traversal.find_leaf` (the data are validated finite).
+    Salting each tree makes different trees draw different objects from the same region.
     """
-    node = root
-    while left[node] != -1:
-        if X[row, feature[node]] <= threshold[node]:
-            node = left[node]
-        else:
-            node = right[node]
-    return node
+    return splitmix64(np.uint64(seed) ^ (np.arange(n_trees, dtype=np.uint64) + np.uint64(1)))
 
 
 def accumulate_row(X, y, row, global_row, row_hash, node_offset, feature, threshold, left, right,
-                   tree_salt, counts, cand_hash, cand_row):
+                   missing_left, tree_salt, counts, cand_hash, cand_row):
     """Walk row ``row`` through every tree of a packed batch and record it in the reached leaves.
 
     Parameters
@@ -135,16 +127,16 @@ def accumulate_row(X, y, row, global_row, row_hash, node_offset, feature, thresh
         ``splitmix64(seed ^ global_row)``, computed once per row.
     node_offset : ndarray of shape (n_trees + 1,), int64
         Tree ``t`` occupies packed nodes ``node_offset[t]:node_offset[t+1]``, root first.
-    feature, left, right : ndarray of shape (n_nodes_total,), int32
-    threshold : ndarray of shape (n_nodes_total,), float64
+    feature, left, right, threshold, missing_left :
+        The :class:`~dtlab.trees.PackedForest` arrays.
     tree_salt : ndarray of shape (n_trees,), uint64
-        Per-tree salt so different trees draw different objects from the same region.
+        :func:`tree_salts` of the batch.
     counts : ndarray of shape (n_nodes_total, n_classes), int64, accumulated in place
     cand_hash, cand_row : ndarrays of shape (n_nodes_total, n_classes, 2), updated in place
     """
     c = y[row]
     for t in range(node_offset.shape[0] - 1):
-        leaf = walk_tree(X, row, node_offset[t], feature, threshold, left, right)
+        leaf = find_leaf(X, row, node_offset[t], feature, threshold, left, right, missing_left)  # noqa: F821
         counts[leaf, c] += 1
         h = row_hash ^ tree_salt[t]
         # cheap filter first: most rows lose to the slot's second-smallest hash (ties and empty
@@ -153,32 +145,19 @@ def accumulate_row(X, y, row, global_row, row_hash, node_offset, feature, thresh
             insert_candidate(cand_hash, cand_row, leaf, c, h, global_row)
 
 
-def _rebind(fn, replacements: dict):
-    """A copy of plain function ``fn`` whose global names in ``replacements`` refer to compiled callees."""
-    scope = dict(fn.__globals__)
-    scope.update(replacements)
-    copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-    copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
-    return copy
-
-
 def compile_row_functions(jit) -> dict:
-    """Compile the per-row functions with decorator ``jit``, callees first.
+    """Compile the per-row functions, and the tree walk they call, with decorator ``jit``.
 
-    The plain functions call each other by global name; each compiled copy
-    has those names rebound to the compiled callees.  ``jit`` is e.g.
-    ``numba.njit(cache=True)`` here, or ``numba.cuda.jit(device=True)`` in a
-    GPU evaluator.
+    ``jit`` is e.g. ``numba.njit(cache=True)`` here, or
+    ``numba.cuda.jit(device=True)`` in a GPU evaluator (see :mod:`dtlab._jit`).
 
     Returns
     -------
-    dict mapping the plain function names (``"splitmix64"``, ``"key_less"``,
-    ``"insert_candidate"``, ``"walk_tree"``, ``"accumulate_row"``) to compiled functions.
+    dict mapping ``"splitmix64"``, ``"key_less"``, ``"insert_candidate"``,
+    ``"find_leaf"`` and ``"accumulate_row"`` to compiled functions.
     """
-    out: dict = {}
-    for fn in (splitmix64, key_less, walk_tree, insert_candidate, accumulate_row):
-        out[fn.__name__] = jit(_rebind(fn, out))
-    return out
+    walk = {"find_leaf": compile_walks(jit)["find_leaf"]}
+    return compile_functions((splitmix64, key_less, insert_candidate, accumulate_row), jit, walk)
 
 
 # inline="always": the per-row functions take a dozen arrays each, and as real calls their
@@ -186,18 +165,8 @@ def compile_row_functions(jit) -> dict:
 _compiled = compile_row_functions(numba.njit(cache=True, nogil=True, inline="always"))
 _splitmix64 = _compiled["splitmix64"]
 _insert_candidate = _compiled["insert_candidate"]
-
-
-@numba.njit(nogil=True, inline="always")
-def _walk_columns(Xt, row, root, feature, threshold, left, right):
-    """:func:`walk_tree` on transposed data ``Xt`` (n_features, n_samples): for trees too large for bitmasks."""
-    node = root
-    while left[node] != -1:
-        if Xt[feature[node], row] <= threshold[node]:
-            node = left[node]
-        else:
-            node = right[node]
-    return node
+_find_leaf_columns = cpu_walks()["find_leaf_columns"]
+_record_margins = cpu_walks()["record_margins"]
 
 
 #: Rows a kernel thread takes at a time: all trees of the batch visit them while their
@@ -205,7 +174,7 @@ def _walk_columns(Xt, row, root, feature, threshold, left, right):
 ROW_CHUNK = 1024
 
 
-def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, left, right, tree_salt,
+def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, left, right, missing_left, tree_salt,
                     masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node,
                     n_blocks, counts, cand_hash, cand_row):
     """Batched evaluation of rows ``start:stop``, then a reduction of the blocks' private statistics.
@@ -226,8 +195,9 @@ def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, l
     start, stop : int64
         Rows to evaluate; a row's index in ``Xt`` is its global id (hashed and recorded).
     seed : uint64
-    node_offset, feature, threshold, left, right, tree_salt :
-        the :class:`~dtlab.evolution.evaluators.TreeBatch` arrays.
+    node_offset, feature, threshold, left, right, missing_left :
+        the :class:`~dtlab.trees.PackedForest` arrays.
+    tree_salt : ndarray of shape (n_trees,), uint64, :func:`tree_salts` of the batch
     counts, cand_hash, cand_row :
         outputs, initialised by the caller (zeros, :data:`EMPTY_HASH`, -1) and
         accumulated into, so a caller may chain calls over row ranges.
@@ -261,7 +231,8 @@ def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, l
                                   leaf_offset, leaf_node, bits, leaves)
                 else:
                     for i in range(chunk_stop - chunk):
-                        leaves[i] = _walk_columns(Xt, chunk + i, node_offset[t], feature, threshold, left, right)
+                        leaves[i] = _find_leaf_columns(Xt, chunk + i, node_offset[t], feature, threshold, left, right,
+                                                       missing_left)
                 salt = tree_salt[t]
                 for i in range(chunk_stop - chunk):
                     leaf = leaves[i]
@@ -328,31 +299,8 @@ def _propagate_up(left, right, counts, cand_hash, cand_row):
                                           cand_row[child, c, s])
 
 
-def record_margins(X, row, feature, threshold, left, right, below, above):
-    """Walk one row and record, at each test it passes, the nearest value on its side of the threshold.
-
-    ``below[node]`` keeps the largest ``X[row, feature[node]]`` that went left
-    (``<= threshold``) and ``above[node]`` the smallest that went right; both
-    are updated in place.  Used once on the final tree to put every threshold
-    midway between the training objects on either side, as CART does.
-    """
-    node = 0
-    while left[node] != -1:
-        x = X[row, feature[node]]
-        if x <= threshold[node]:
-            if x > below[node]:
-                below[node] = x
-            node = left[node]
-        else:
-            if x < above[node]:
-                above[node] = x
-            node = right[node]
-
-
-_record_margins = numba.njit(record_margins, nogil=True, cache=True)
-
-
 @numba.njit(nogil=True, cache=True)
-def _margins(X, feature, threshold, left, right, below, above):
+def _margins(X, feature, threshold, left, right, missing_left, below, above):
+    """Per test of one tree, the largest training value sent left and the smallest sent right (in place)."""
     for row in range(X.shape[0]):
-        _record_margins(X, row, feature, threshold, left, right, below, above)
+        _record_margins(X, row, feature, threshold, left, right, missing_left, below, above)

@@ -273,7 +273,7 @@ def evaluator_throughput(n_samples: int = 100_000, noise_attrs: int = 0, populat
     X, y = chess3x3(n_samples, noise_attrs, seed=seed)
     population = evolved_population(X[: min(n_samples, 20_000)], y[: min(n_samples, 20_000)],
                                     generations=population_generations, seed=seed)
-    batch = pack(population, seed)
+    batch = pack(population)
     n_trees = batch.n_trees
     cpu = CpuEvaluator(X, y, 2)
     ref = NumpyEvaluator(X, y, 2)
@@ -306,7 +306,7 @@ def _gdt_backend(ctx: RunContext) -> str:
     """The run's backend when a GDT evaluator is registered for it, else ``"auto"`` (never an error)."""
     from ..evolution import EVALUATORS
 
-    return ctx.backend if ctx.backend in EVALUATORS else "auto"
+    return ctx.backend if (ctx.backend, "batched") in EVALUATORS else "auto"
 
 
 @register_figure("gdt_convergence", technique="gdt",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_sklearn_input_shape, check_X, check_y
-from ..backend import BACKEND_NAMES, Backend, resolve_backend
+from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
 from .builder import as_float32_features
 
 
@@ -31,15 +31,6 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _on_gpu(array: Any) -> bool:
-    return type(array).__module__.split(".")[0] in ("cupy", "cupyx")
-
-
-def to_host(array: Any) -> Any:
-    """A cupy array copied to the host; anything else unchanged (validation runs on the host)."""
-    return array.get() if _on_gpu(array) and hasattr(array, "get") else array
-
-
 def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
     """The backend a greedy estimator grows on.
 
@@ -48,7 +39,7 @@ def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
     order decides ties), so a deep tree pays a few kernel launches per node
     and the CPU is faster on all but very large, shallow trees.
     """
-    if isinstance(backend, str) and backend == "auto" and not _on_gpu(X):
+    if isinstance(backend, str) and backend == "auto" and not is_device_array(X):
         backend = "cpu"
     return resolve_backend(backend, X)
 

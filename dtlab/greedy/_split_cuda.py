@@ -229,7 +229,6 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
     backend : Backend (cuda)
     """
-    from ..trees._traversal_cuda import check_fits_device
     from .builder import presort
 
     if criterion == K.GAIN_RATIO:
@@ -241,7 +240,7 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     vals = np.empty_like(XT)
     ylist = np.empty((F, n), dtype=y.dtype)
     K._gather_lists(XT, y, rows, vals, ylist)
-    check_fits_device(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, backend)
+    backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, "the presorted lists")
     d_rows, d_vals, d_y = cuda.to_device(rows), cuda.to_device(vals), cuda.to_device(ylist)
     d_tmp_rows = cuda.device_array_like(rows)
     d_tmp_vals = cuda.device_array_like(vals)

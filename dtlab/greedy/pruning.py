@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..trees import FlatTree
+from ..trees.flat import preorder
 
 
 def added_errors(n: float, e: float, confidence: float = 0.25) -> float:
@@ -78,7 +79,7 @@ def pessimistic_prune(tree: FlatTree, confidence: float = 0.25) -> FlatTree:
         raise ValueError(f"confidence must be in (0, 0.5], got {confidence}")
     keep_split = np.zeros(tree.n_nodes, dtype=bool)
     subtree_errors = np.zeros(tree.n_nodes)
-    for node in reversed(tree._preorder()):  # children before parents
+    for node in reversed(tree.preorder()):  # children before parents
         as_leaf = leaf_error_estimate(tree.value[node], confidence)
         if tree.left[node] == -1:
             subtree_errors[node] = as_leaf
@@ -94,13 +95,7 @@ def pessimistic_prune(tree: FlatTree, confidence: float = 0.25) -> FlatTree:
 
 def _compact(tree: FlatTree, keep_split: np.ndarray) -> FlatTree:
     """The tree reachable from the root when only ``keep_split`` nodes keep their children."""
-    order, stack = [], [0]
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        if keep_split[node]:
-            stack.append(int(tree.right[node]))
-            stack.append(int(tree.left[node]))
+    order = preorder(np.where(keep_split, tree.left, -1), tree.right)
     new_id = {old: i for i, old in enumerate(order)}
     old = np.asarray(order)
     split = keep_split[old]

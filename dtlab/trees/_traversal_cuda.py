@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .traversal import _traversal_input, find_leaf
+from .traversal import _traversal_input
+from .walk import cuda_walks
 
-_find_leaf_gpu = cuda.jit(device=True)(find_leaf)
+_find_leaf_gpu = cuda_walks()["find_leaf"]
 
 THREADS_PER_BLOCK = 256
 
@@ -20,18 +21,7 @@ THREADS_PER_BLOCK = 256
 def _apply_kernel(X, feature, threshold, left, right, missing_left, out):
     row = cuda.grid(1)
     if row < X.shape[0]:
-        out[row] = _find_leaf_gpu(X, row, feature, threshold, left, right, missing_left)
-
-
-def check_fits_device(n_bytes: int, backend) -> None:
-    """Raise ``MemoryError`` with a clear message when ``n_bytes`` exceed free device memory."""
-    if backend.simulated:
-        return
-    free, total = cuda.current_context().get_memory_info()
-    if n_bytes > free:
-        raise MemoryError(f"the data need {n_bytes / 2**30:.2f} GiB on the GPU but only "
-                          f"{free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB are free; "
-                          "use backend='cpu', fewer rows, or shard over more devices")
+        out[row] = _find_leaf_gpu(X, row, 0, feature, threshold, left, right, missing_left)
 
 
 def apply_cuda(tree, X, backend) -> np.ndarray:
@@ -39,7 +29,7 @@ def apply_cuda(tree, X, backend) -> np.ndarray:
     xp = backend.xp
     if backend.simulated or isinstance(X, np.ndarray) or not hasattr(X, "__cuda_array_interface__"):
         X_host = _traversal_input(tree, backend.to_host(X))
-        check_fits_device(X_host.nbytes, backend)
+        backend.check_fits(X_host.nbytes, "the rows to traverse")
         X_dev = xp.asarray(X_host)
     else:  # already a device array: validate shape and finiteness on the device
         if X.ndim != 2 or X.shape[1] != tree.n_features:

@@ -81,9 +81,7 @@ def round_thresholds_down(threshold: np.ndarray, dtype) -> np.ndarray:
 class ForestMasks:
     """Leaf bitmasks of the trees of a packed forest that have at most 64 leaves.
 
-    Trees are packed as in :class:`~dtlab.evolution.evaluators.TreeBatch`
-    (tree ``t`` is nodes ``node_offset[t]:node_offset[t+1]``, root first,
-    children after their parent, -1 children at leaves).
+    Trees are those of a :class:`~dtlab.trees.PackedForest`, in its node numbering.
 
     Attributes
     ----------
@@ -147,22 +145,17 @@ def _fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, le
                 k += 1
 
 
-def forest_masks(node_offset: np.ndarray, feature: np.ndarray, threshold: np.ndarray, left: np.ndarray,
-                 right: np.ndarray, dtype=np.float64) -> ForestMasks:
+def forest_masks(forest, dtype=np.float64) -> ForestMasks:
     """Build the :class:`ForestMasks` of a packed forest for data of ``dtype``.
 
     Parameters
     ----------
-    node_offset : ndarray of shape (n_trees + 1,), int64
-    feature, left, right : ndarray of shape (n_nodes,), int32 (packed, forest-global child indices)
-    threshold : ndarray of shape (n_nodes,), float64
+    forest : PackedForest
+        Already valid (:meth:`~dtlab.trees.PackedForest.validate`): no checks here.
     dtype : float32 or float64, the dtype of the data the masks will be used on
-
-    The structure must already be valid (as checked by
-    :meth:`~dtlab.evolution.evaluators.TreeBatch.validate`): no checks here.
     """
-    node_offset = np.asarray(node_offset, np.int64)
-    n_leaves, first_leaf, tree_leaves = _leaf_layout(node_offset, left, right)
+    node_offset, left = forest.node_offset, forest.left
+    n_leaves, first_leaf, tree_leaves = _leaf_layout(node_offset, left, forest.right)
     masked = tree_leaves <= MAX_MASK_LEAVES
     test_offset = np.zeros(masked.shape[0] + 1, np.int64)
     np.cumsum(np.where(masked, tree_leaves - 1, 0), out=test_offset[1:])
@@ -173,8 +166,8 @@ def forest_masks(node_offset: np.ndarray, feature: np.ndarray, threshold: np.nda
     leaf_node = np.empty(leaf_offset[-1], np.int32)
     _fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset, test_node, test_mask,
                 leaf_node)
-    return ForestMasks(masked, test_offset, np.ascontiguousarray(feature[test_node], np.int32),
-                       round_thresholds_down(threshold[test_node], dtype), test_mask, leaf_offset, leaf_node)
+    return ForestMasks(masked, test_offset, np.ascontiguousarray(forest.feature[test_node], np.int32),
+                       round_thresholds_down(forest.threshold[test_node], dtype), test_mask, leaf_offset, leaf_node)
 
 
 # inline="always": called per tree and chunk from the evaluation kernels.  Those are cached

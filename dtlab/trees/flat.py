@@ -14,6 +14,7 @@ JSON, never pickle.
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,44 @@ from .._validation import check_int
 
 TASKS = ("classification", "regression")
 JSON_FORMAT = "dtlab.FlatTree/1"
+
+
+def preorder(left: np.ndarray, right: np.ndarray, root: int = 0, limit: int | None = None) -> list[int]:
+    """Nodes of the subtree at ``root`` in depth-first preorder (node, its left subtree, its right subtree).
+
+    Parameters
+    ----------
+    left, right : int arrays (n_nodes,), -1 at leaves
+    root : int
+    limit : int, optional
+        Stop after more than ``limit`` nodes (a cycle would otherwise never end);
+        default ``n_nodes``.
+
+    Returns
+    -------
+    list of int
+    """
+    return _visit(left, right, root, limit, depth_first=True)
+
+
+def breadth_first(left: np.ndarray, right: np.ndarray, root: int = 0, limit: int | None = None) -> list[int]:
+    """Nodes of the subtree at ``root`` level by level, left child before right (arguments as :func:`preorder`)."""
+    return _visit(left, right, root, limit, depth_first=False)
+
+
+def _visit(left, right, root, limit, depth_first: bool) -> list[int]:
+    limit = left.shape[0] if limit is None else limit
+    order, pending = [], deque([root])
+    take = pending.pop if depth_first else pending.popleft
+    while pending and len(order) <= limit:
+        node = take()
+        order.append(node)
+        if left[node] != -1:
+            # a stack pops the last pushed child first: push the right one first to visit left before right
+            first, second = (right[node], left[node]) if depth_first else (left[node], right[node])
+            pending.append(int(first))
+            pending.append(int(second))
+    return order
 
 
 class TreeValidationError(ValueError):
@@ -102,7 +141,7 @@ class FlatTree:
     def node_depths(self) -> np.ndarray:
         """Depth of every node (root 0), int32 of shape (n_nodes,)."""
         depth = np.zeros(self.n_nodes, dtype=np.int32)
-        for node in self._preorder():
+        for node in self.preorder():
             if self.left[node] != -1:
                 depth[self.left[node]] = depth[node] + 1
                 depth[self.right[node]] = depth[node] + 1
@@ -112,15 +151,9 @@ class FlatTree:
     def max_depth(self) -> int:
         return int(self.node_depths().max())
 
-    def _preorder(self) -> list[int]:
-        order, stack = [], [0]
-        while stack:
-            node = stack.pop()
-            order.append(node)
-            if self.left[node] != -1:
-                stack.append(int(self.right[node]))
-                stack.append(int(self.left[node]))
-        return order
+    def preorder(self) -> list[int]:
+        """Node indices in depth-first preorder from the root (parents before children)."""
+        return preorder(self.left, self.right)
 
     # ------------------------------------------------------------- validation
     def validate(self) -> None:
@@ -173,17 +206,8 @@ class FlatTree:
             raise TreeValidationError("node values must be finite")
         # n-1 edges, every non-root node one parent, root none: with n nodes this is a tree
         # unless a cycle avoids the root; a walk from the root must then reach every node.
-        if len(self._preorder_bounded(n)) != n:
+        if len(preorder(self.left, self.right, limit=n)) != n:
             raise TreeValidationError("the arrays contain a cycle not reachable from the root")
-
-    def _preorder_bounded(self, limit: int) -> list[int]:
-        order, stack = [], [0]
-        while stack and len(order) <= limit:
-            node = stack.pop()
-            order.append(node)
-            if self.left[node] != -1:
-                stack.extend((int(self.right[node]), int(self.left[node])))
-        return order
 
     # ------------------------------------------------------------- conversion
     def to_dict(self) -> dict[str, Any]:

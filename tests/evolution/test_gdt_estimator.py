@@ -80,12 +80,15 @@ def test_same_seed_same_tree_and_devices_do_not_matter(chess_small):
     assert not np.array_equal(a.history_.mean_fitness, other.history_.mean_fitness)
 
 
-def test_numpy_reference_backend_gives_the_same_tree(chess_small):
+def test_reference_evaluator_gives_the_same_tree(chess_small):
     X, y = chess_small
     params = dict(SMALL, max_generations=8)
     fast = GDTClassifier(**params, backend="cpu").fit(X, y)
-    ref = GDTClassifier(**params, backend="numpy").fit(X, y)
+    ref = GDTClassifier(**params, backend="cpu", evaluator="reference").fit(X, y)
     assert same_tree(fast.tree_, ref.tree_)
+    with pytest.warns(DeprecationWarning, match="backend='numpy' is deprecated"):
+        old_name = GDTClassifier(**params, backend="numpy").fit(X, y)
+    assert same_tree(old_name.tree_, ref.tree_)
 
 
 def test_checkpoint_resume_reaches_the_same_final_tree(tmp_path, chess_small):
@@ -172,7 +175,7 @@ def test_interrupt_inside_the_evaluator_rolls_back_the_unfinished_generation(tmp
             GDTClassifier(**params, checkpoint=tmp_path / "f").fit(X, y)
         resumed = GDTClassifier(**params, checkpoint=tmp_path / "f").fit(X, y)
     finally:
-        EVALUATORS.pop("flaky")
+        EVALUATORS.pop(("flaky", "batched"))
     reference = GDTClassifier(**dict(params, backend="cpu")).fit(X, y)
     assert same_tree(resumed.tree_, reference.tree_)
 
@@ -242,12 +245,13 @@ def test_non_numeric_dataframe_column_is_refused():
      ValueError, "at least one"),
     (dict(min_samples_split=1), ValueError, "min_samples_split must be >= 2"),
     (dict(n_devices=0), ValueError, "n_devices must be >= 1"),
-    (dict(backend="cuda"), ValueError, "available evaluators"),
+    (dict(backend="cuda"), ValueError, "no GDT evaluator is registered for backend='cuda'"),
+    (dict(evaluator="fastest"), ValueError, "evaluator must be one of"),
     (dict(callback=3), TypeError, "callable"),
 ])
 def test_bad_parameters_raise_clear_errors(params, error, match, chess_small):
     X, y = chess_small
-    if params.get("backend") == "cuda" and "cuda" in EVALUATORS:
+    if params.get("backend") == "cuda" and ("cuda", "batched") in EVALUATORS:
         pytest.skip("a CUDA evaluator is registered")
     with pytest.raises(error, match=match):
         GDTClassifier(**params).fit(X, y)

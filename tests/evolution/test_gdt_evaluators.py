@@ -7,14 +7,14 @@ from hypothesis import strategies as st
 
 from dtlab.datasets import shard
 from dtlab.evolution import EVALUATORS, CpuEvaluator, LeafStats, NumpyEvaluator, merge_stats, resolve_evaluator
-from dtlab.evolution.evaluators import TreeBatch
 from dtlab.evolution.individual import apply_stats, pack, to_flat_tree
 from dtlab.evolution.kernels import (EMPTY_HASH, ROW_CHUNK, _evaluate_range_parallel, _propagate_up, _splitmix64,
-                                     compile_row_functions, splitmix64)
-from dtlab.trees import apply_reference
+                                     compile_row_functions, splitmix64, tree_salts)
+from dtlab.trees import PackedForest, apply_reference
 from dtlab.trees.bitmask import forest_masks
 
-from gdt_helpers import random_data, random_trees
+from dtlab.testing import random_data
+from dtlab.testing import random_individuals as random_trees
 
 
 def brute_force_stats(X, y, n_classes, batch, seed, row_offset=0):
@@ -31,7 +31,7 @@ def brute_force_stats(X, y, n_classes, batch, seed, row_offset=0):
         tree = FlatTree(feature=np.where(local_left >= 0, batch.feature[a:b], -1), threshold=batch.threshold[a:b],
                         left=local_left, right=local_right, value=np.zeros((b - a, 1)), n_features=X.shape[1])
         leaf = apply_reference(tree, X) + a
-        h = row_hash ^ batch.tree_salt[t]
+        h = row_hash ^ tree_salts(seed, batch.n_trees)[t]
         for node in np.unique(leaf):
             for c in range(n_classes):
                 members = np.flatnonzero((leaf == node) & (y == c))
@@ -57,7 +57,7 @@ def test_compile_row_functions_gives_every_function():
     import numba
 
     compiled = compile_row_functions(numba.njit)
-    assert set(compiled) == {"splitmix64", "key_less", "insert_candidate", "walk_tree", "accumulate_row"}
+    assert set(compiled) == {"splitmix64", "key_less", "insert_candidate", "find_leaf", "accumulate_row"}
     assert compiled["key_less"](np.uint64(1), 5, np.uint64(2), 0)
     assert compiled["key_less"](np.uint64(9), 5, EMPTY_HASH, -1)  # an empty slot sorts last
     assert not compiled["key_less"](np.uint64(3), 5, np.uint64(3), 4)
@@ -68,7 +68,7 @@ def test_numpy_reference_matches_definition(n_classes):
     rng = np.random.default_rng(0)
     X, y = random_data(rng, 300, 3, n_classes, levels=6)
     trees = random_trees(rng, X, y, n_classes, 6)
-    batch = pack(trees, seed=7)
+    batch = pack(trees)
     got = NumpyEvaluator(X, y, n_classes).evaluate(batch, 7)
     assert got.equals(brute_force_stats(X, y, n_classes, batch, 7))
 
@@ -78,7 +78,7 @@ def test_cpu_evaluator_matches_numpy_reference(n_devices):
     rng = np.random.default_rng(1)
     X, y = random_data(rng, 2000, 4, 3)
     trees = random_trees(rng, X, y, 3, 12)
-    batch = pack(trees, seed=99)
+    batch = pack(trees)
     expected = NumpyEvaluator(X, y, 3).evaluate(batch, 99)
     evaluator = CpuEvaluator(X, y, 3, n_devices=n_devices)
     try:
@@ -97,17 +97,17 @@ def test_result_does_not_depend_on_the_number_of_blocks():
     rng = np.random.default_rng(2)
     X, y = random_data(rng, 2 * ROW_CHUNK + 555, 3, 2, levels=50)
     trees = random_trees(rng, X, y, 2, 6, max_depth=9)
-    batch = pack(trees, seed=3)
+    batch = pack(trees)
     n_leaves = [int((t.left == -1).sum()) for t in trees]
     assert min(n_leaves) <= 64 < max(n_leaves), n_leaves
     expected = NumpyEvaluator(X, y, 2).evaluate(batch, 3)
     results = []
     for n_blocks in (1, 2, 7, 64):
         stats = LeafStats.empty(batch.n_nodes, 2)
-        masks = forest_masks(batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right, X.dtype)
+        masks = forest_masks(batch, X.dtype)
         _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.uint64(3),
                                  batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
-                                 batch.tree_salt, masks.masked, masks.test_offset, masks.test_feature,
+                                 batch.missing_left, tree_salts(3, batch.n_trees), masks.masked, masks.test_offset, masks.test_feature,
                                  masks.test_threshold, masks.test_mask, masks.leaf_offset, masks.leaf_node,
                                  n_blocks, stats.counts, stats.cand_hash, stats.cand_row)
         results.append(stats)
@@ -118,7 +118,7 @@ def test_result_does_not_depend_on_the_number_of_blocks():
 def test_merging_shard_stats_equals_whole(n_shards):
     rng = np.random.default_rng(3)
     X, y = random_data(rng, 500, 3, 3, levels=4)
-    batch = pack(random_trees(rng, X, y, 3, 8), seed=11)
+    batch = pack(random_trees(rng, X, y, 3, 8))
     whole = NumpyEvaluator(X, y, 3).evaluate(batch, 11)
     parts = [NumpyEvaluator(p.X, p.y, 3, row_offset=p.start).evaluate(batch, 11) for p in shard(X, y, n_shards)]
     assert merge_stats(parts).equals(whole)
@@ -129,7 +129,7 @@ def test_drawn_rows_lie_in_their_leaf_and_class():
     rng = np.random.default_rng(4)
     X, y = random_data(rng, 800, 2, 2)
     trees = random_trees(rng, X, y, 2, 4)
-    batch = pack(trees, seed=5)
+    batch = pack(trees)
     stats = CpuEvaluator(X, y, 2).evaluate(batch, 5)
     for t, ind in enumerate(trees):
         a = batch.node_offset[t]
@@ -149,8 +149,8 @@ def test_draw_changes_with_seed_but_not_with_row_order_of_processing():
     X, y = random_data(rng, 400, 2, 2)
     trees = random_trees(rng, X, y, 2, 3)
     ev = CpuEvaluator(X, y, 2)
-    a = ev.evaluate(pack(trees, 1), 1)
-    b = ev.evaluate(pack(trees, 2), 2)
+    a = ev.evaluate(pack(trees), 1)
+    b = ev.evaluate(pack(trees), 2)
     assert np.array_equal(a.counts, b.counts)
     assert not np.array_equal(a.cand_row, b.cand_row)
 
@@ -159,10 +159,10 @@ def test_propagate_up_gives_subtree_statistics():
     rng = np.random.default_rng(6)
     X, y = random_data(rng, 600, 3, 2)
     trees = random_trees(rng, X, y, 2, 5, max_depth=4)
-    batch = pack(trees, seed=8)
+    batch = pack(trees)
     stats = CpuEvaluator(X, y, 2).evaluate(batch, 8)
     _propagate_up(batch.left, batch.right, stats.counts, stats.cand_hash, stats.cand_row)
-    whole = brute_force_stats(X, y, 2, pack([t.__class__.leaf(2) for t in trees], 8), 8)
+    whole = brute_force_stats(X, y, 2, pack([t.__class__.leaf(2) for t in trees]), 8)
     for t in range(batch.n_trees):
         root = batch.node_offset[t]
         # a tree's root sees every row: same draw as a one-leaf tree with the same salt
@@ -174,7 +174,7 @@ def test_apply_stats_sets_accuracy_and_fitness():
     rng = np.random.default_rng(7)
     X, y = random_data(rng, 500, 2, 2)
     trees = random_trees(rng, X, y, 2, 4)
-    batch = pack(trees, seed=1)
+    batch = pack(trees)
     apply_stats(trees, batch, CpuEvaluator(X, y, 2).evaluate(batch, 1), X.shape[0], alpha=0.01)
     for ind in trees:
         flat = to_flat_tree(ind, 2)
@@ -192,7 +192,7 @@ def test_property_cpu_kernel_equals_reference(n_samples, n_features, n_classes, 
                                               dtype):
     rng = np.random.default_rng(seed)
     X, y = random_data(rng, n_samples, n_features, n_classes, dtype=dtype, levels=levels)
-    batch = pack(random_trees(rng, X, y, n_classes, n_trees), seed)
+    batch = pack(random_trees(rng, X, y, n_classes, n_trees))
     expected = brute_force_stats(X, y, n_classes, batch, seed)
     assert NumpyEvaluator(X, y, n_classes).evaluate(batch, seed).equals(expected)
     ev = CpuEvaluator(X, y, n_classes, n_devices=n_devices)
@@ -209,7 +209,7 @@ def test_property_cpu_kernel_equals_reference(n_samples, n_features, n_classes, 
 def test_malformed_batch_is_refused_before_the_kernel():
     rng = np.random.default_rng(8)
     X, y = random_data(rng, 50, 2, 2)
-    good = pack(random_trees(rng, X, y, 2, 2, max_depth=3), 1)
+    good = pack(random_trees(rng, X, y, 2, 2, max_depth=3))
     ev = CpuEvaluator(X, y, 2)
     bad_feature = good.feature.copy()
     bad_feature[good.left != -1] = 5
@@ -219,11 +219,13 @@ def test_malformed_batch_is_refused_before_the_kernel():
     if good.left[0] != -1:
         bad_child_right[0] = 0
     nan_threshold = np.where(good.left != -1, np.nan, good.threshold)
+    ml = good.missing_left
     cases = [
-        TreeBatch(good.node_offset, bad_feature, good.threshold, good.left, good.right, good.tree_salt),
-        TreeBatch(good.node_offset, good.feature, nan_threshold, good.left, good.right, good.tree_salt),
-        TreeBatch(good.node_offset[:-1], good.feature, good.threshold, good.left, good.right, good.tree_salt),
-        TreeBatch(good.node_offset, good.feature, good.threshold, good.left, bad_child_right, good.tree_salt),
+        PackedForest(good.node_offset, bad_feature, good.threshold, good.left, good.right, ml),
+        PackedForest(good.node_offset, good.feature, nan_threshold, good.left, good.right, ml),
+        PackedForest(good.node_offset[:-1], good.feature, good.threshold, good.left, good.right, ml),
+        PackedForest(good.node_offset, good.feature, good.threshold, good.left, bad_child_right, ml),
+        PackedForest(good.node_offset, good.feature, good.threshold, good.left, good.right, ml[:-1]),
     ]
     for batch in cases:
         with pytest.raises(ValueError):
@@ -239,14 +241,25 @@ def test_evaluator_data_is_validated():
 
 
 def test_registry_and_resolution():
-    assert {"numpy", "cpu"} <= set(EVALUATORS)
+    assert {("cpu", "batched"), ("cpu", "reference")} <= set(EVALUATORS)
     assert resolve_evaluator("auto") in EVALUATORS
-    assert resolve_evaluator("numpy") == "numpy"
-    if "cuda" not in EVALUATORS:
-        with pytest.raises(ValueError, match=r"available evaluators: \['cpu', 'numpy'"):
+    assert resolve_evaluator("cpu", "reference") == ("cpu", "reference")
+    with pytest.warns(DeprecationWarning, match="backend='numpy' is deprecated"):
+        assert resolve_evaluator("numpy") == ("cpu", "reference")
+    if ("cuda", "batched") not in EVALUATORS:
+        with pytest.raises(ValueError, match=r"available: \[\"backend='cpu', evaluator='batched'\""):
             resolve_evaluator("cuda")
     with pytest.raises(ValueError, match="no GDT evaluator"):
         resolve_evaluator("tpu")
+    with pytest.raises(ValueError, match="evaluator must be one of"):
+        resolve_evaluator("cpu", "fastest")
+
+
+def test_tree_batch_is_a_deprecated_name_of_packed_forest():
+    import dtlab.evolution
+
+    with pytest.warns(DeprecationWarning, match="PackedForest"):
+        assert dtlab.evolution.TreeBatch is PackedForest
 
 
 def test_registering_an_evaluator_makes_it_selectable():
@@ -255,17 +268,14 @@ def test_registering_an_evaluator_makes_it_selectable():
 
     register_evaluator("test-double", NumpyEvaluator)
     try:
-        assert resolve_evaluator("test-double") == "test-double"
+        assert resolve_evaluator("test-double") == ("test-double", "batched")
     finally:
-        table.pop("test-double")
+        table.pop(("test-double", "batched"))
 
 
-# the simulator runs the device functions in Python on numpy uint64 scalars, which warn on the
-# (intended, modulo 2**64) wrap-around of the hash
-@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
-def test_row_functions_compile_as_cuda_device_functions():
-    """The plain per-row functions run under numba.cuda.jit(device=True) (the simulator in CI) and
-    give the reference statistics, so a GPU evaluator can reuse them unchanged."""
+def _row_functions_on_cuda(n_rows: int, seed: int) -> None:
+    """Run the per-row functions compiled with numba.cuda.jit(device=True) in a one-thread kernel and
+    compare with the NumPy reference (a GPU evaluator reuses them unchanged)."""
     from dtlab.backend import cuda_status
 
     if not cuda_status()[0]:
@@ -276,17 +286,30 @@ def test_row_functions_compile_as_cuda_device_functions():
     accumulate, mix = rows["accumulate_row"], rows["splitmix64"]
 
     @cuda.jit
-    def kernel(X, y, seed, node_offset, feature, threshold, left, right, salt, counts, cand_hash, cand_row):
+    def kernel(X, y, seed, node_offset, feature, threshold, left, right, missing_left, salt, counts, cand_hash,
+               cand_row):
         # launched with one thread: the accumulators are private, as a block's copy would be
         for row in range(X.shape[0]):
             rh = mix(seed ^ np.uint64(row))
-            accumulate(X, y, row, np.int64(row), rh, node_offset, feature, threshold, left, right, salt,
-                       counts, cand_hash, cand_row)
+            accumulate(X, y, row, np.int64(row), rh, node_offset, feature, threshold, left, right, missing_left,
+                       salt, counts, cand_hash, cand_row)
 
-    rng = np.random.default_rng(9)
-    X, y = random_data(rng, 40, 2, 2, levels=5)
-    batch = pack(random_trees(rng, X, y, 2, 3, max_depth=3), 21)
+    rng = np.random.default_rng(seed)
+    X, y = random_data(rng, n_rows, 2, 2, levels=5)
+    batch = pack(random_trees(rng, X, y, 2, 3, max_depth=3))
     stats = LeafStats.empty(batch.n_nodes, 2)
     kernel[1, 1](X, y, np.uint64(21), batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
-                 batch.tree_salt, stats.counts, stats.cand_hash, stats.cand_row)
+                 batch.missing_left, tree_salts(21, batch.n_trees), stats.counts, stats.cand_hash, stats.cand_row)
     assert stats.equals(NumpyEvaluator(X, y, 2).evaluate(batch, 21))
+
+
+# the simulator runs the device functions in Python on numpy uint64 scalars, which warn on the
+# (intended, modulo 2**64) wrap-around of the hash
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_row_functions_compile_as_cuda_device_functions():
+    _row_functions_on_cuda(40, 9)
+
+
+@pytest.mark.gpu
+def test_row_functions_on_a_real_gpu():
+    _row_functions_on_cuda(5000, 10)

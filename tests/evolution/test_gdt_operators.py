@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from dtlab.evolution import CpuEvaluator
 from dtlab.evolution.algorithm import evaluate
+from dtlab.evolution.kernels import tree_salts
 from dtlab.evolution.individual import (Individual, assemble, from_flat_tree, pack, remove_empty_branches,
                                         to_flat_tree)
 from dtlab.evolution.operators import (OperatorContext, crossover, dipole_test, expand, grow_tree,
@@ -14,7 +15,8 @@ from dtlab.evolution.operators import (OperatorContext, crossover, dipole_test, 
 from dtlab.evolution.selection import linear_ranking, ranked_pick, ranking_probabilities
 from dtlab.trees import apply_reference
 
-from gdt_helpers import random_data, random_trees
+from dtlab.testing import random_data
+from dtlab.testing import random_individuals as random_trees
 
 
 def context(rng, X, evaluator, max_depth=8):
@@ -240,11 +242,12 @@ def test_ranked_pick_prefers_high_keys():
 
 def test_pack_offsets_and_children():
     rng, X, y, ev, population = evaluated_population(13)
-    batch = pack(population, 5)
+    batch = pack(population)
     assert batch.n_trees == len(population)
     batch.validate(X.shape[1])
     assert batch.n_nodes == sum(ind.n_nodes for ind in population)
-    assert len(np.unique(batch.tree_salt)) == len(population)
+    assert np.array_equal(batch.missing_left, np.ones(batch.n_nodes, bool))
+    assert len(np.unique(tree_salts(5, batch.n_trees))) == len(population)
 
 
 def test_center_thresholds_keeps_the_partition_and_centres():

@@ -1,5 +1,7 @@
 """Leaf bitmasks (QuickScorer scheme) against a plain walk and scikit-learn's apply."""
 
+import dataclasses
+
 import numba
 import numpy as np
 import pytest
@@ -7,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
+from dtlab.trees import FlatTree, PackedForest
 from dtlab.trees.bitmask import MAX_MASK_LEAVES, forest_masks, lowest_set_bit, masked_leaves, round_thresholds_down
 
 
@@ -50,20 +53,9 @@ def walk(X, root, feature, threshold, left, right):
     return np.array(out)
 
 
-def pack_sklearn(estimators):
-    """Concatenate fitted sklearn trees (children after parents) into packed arrays, as a TreeBatch has."""
-    sizes = [e.tree_.node_count for e in estimators]
-    offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    feature, threshold, left, right = [], [], [], []
-    for e, base in zip(estimators, offset[:-1]):
-        tree = e.tree_
-        inner = tree.children_left != -1
-        feature.append(np.where(inner, tree.feature, 0))
-        threshold.append(tree.threshold)
-        left.append(np.where(inner, tree.children_left + base, -1))
-        right.append(np.where(inner, tree.children_right + base, -1))
-    return (offset, np.concatenate(feature).astype(np.int32), np.concatenate(threshold).astype(np.float64),
-            np.concatenate(left).astype(np.int32), np.concatenate(right).astype(np.int32))
+def pack_sklearn(estimators) -> PackedForest:
+    """Fitted scikit-learn trees (nodes in preorder, children after parents) as one packed forest."""
+    return PackedForest.from_trees([FlatTree.from_sklearn(e) for e in estimators])
 
 
 def test_lowest_set_bit():
@@ -107,8 +99,9 @@ def test_masked_leaves_equal_sklearn_apply(dtype):
     estimators = [DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=leaves).fit(X, y)
                   for leaves in (2, 3, 17, 63, 64, 65, 200)]
     estimators.insert(0, DecisionTreeClassifier(max_depth=1).fit(X, np.zeros(3000, int)))  # a single leaf
-    offset, feature, threshold, left, right = pack_sklearn(estimators)
-    masks = forest_masks(offset, feature, threshold, left, right, dtype)
+    forest = pack_sklearn(estimators)
+    offset = forest.node_offset
+    masks = forest_masks(forest, dtype)
     n_leaves = [e.get_n_leaves() for e in estimators]
     assert masks.masked.tolist() == [n <= MAX_MASK_LEAVES for n in n_leaves]
     got = _all_masked_leaves(np.ascontiguousarray(X.T), 1000, masks.test_offset, masks.test_feature,
@@ -130,12 +123,13 @@ def test_masked_leaves_equal_a_plain_walk_with_thresholds_on_data_values(seed, n
                   for _ in range(3)] if len(np.unique(y)) > 1 and n_rows > 2 else []
     if not estimators:
         return
-    offset, feature, threshold, left, right = pack_sklearn(estimators)
+    forest = pack_sklearn(estimators)
+    offset, feature, left, right = forest.node_offset, forest.feature, forest.left, forest.right
     inner = left != -1
-    values = rng.integers(0, 5, size=threshold.shape).astype(np.float64)
-    shift = rng.choice([0.0, 1e-12, -1e-12, 0.5, 1e-9], size=threshold.shape)
-    threshold = np.where(inner, values + shift, threshold)
-    masks = forest_masks(offset, feature, threshold, left, right, dtype)
+    values = rng.integers(0, 5, size=forest.threshold.shape).astype(np.float64)
+    shift = rng.choice([0.0, 1e-12, -1e-12, 0.5, 1e-9], size=forest.threshold.shape)
+    threshold = np.where(inner, values + shift, forest.threshold)
+    masks = forest_masks(dataclasses.replace(forest, threshold=threshold), dtype)
     got = _all_masked_leaves(np.ascontiguousarray(X.T), chunk, masks.test_offset, masks.test_feature,
                              masks.test_threshold, masks.test_mask, masks.leaf_offset, masks.leaf_node, masks.masked)
     for t in range(len(estimators)):
