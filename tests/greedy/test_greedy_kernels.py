@@ -79,6 +79,87 @@ def test_mse_scans_agree_with_reference(rng, msl):
             assert vec[0] == pytest.approx(ref[0], rel=1e-12)
 
 
+def _sorted_segment(rng, trial, n, s, e):
+    """float32 values sorted on ``[s, e)`` (ties on odd trials), random elsewhere."""
+    xs = rng.random(n).astype(np.float32)
+    seg = rng.integers(0, 8, e - s).astype(np.float32) if trial % 2 else rng.random(e - s).astype(np.float32)
+    xs[s:e] = np.sort(seg)
+    return xs
+
+
+@pytest.mark.parametrize("msl", [1, 3])
+def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
+    thr = _rules.FEATURE_THRESHOLD
+    for trial in range(20):
+        n = int(rng.integers(4, 70))
+        s = int(rng.integers(0, n - 2))
+        e = int(rng.integers(s + 2, n + 1))
+        xs = _sorted_segment(rng, trial, n, s, e)
+        g = rng.normal(size=n)
+        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None)
+        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n))
+        inc = _scans._scan_mse_incremental(xs, g, s, e, msl, thr)
+        assert unit == ones == inc  # bit for bit
+
+
+def _reference_gain_scan(xs, g, h, lam, msl):
+    """Best ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` over valid positions (the first on ties), in numpy."""
+    m = len(xs)
+    nl = np.arange(1, m)
+    gl, hl = np.cumsum(g)[:-1], np.cumsum(h)[:-1]
+    gain = gl * gl / (hl + lam) + (g.sum() - gl) ** 2 / (h.sum() - hl + lam)
+    valid = (nl >= msl) & (m - nl >= msl) & (xs[1:] > xs[:-1] + _rules.FEATURE_THRESHOLD)
+    if not valid.any():
+        return -np.inf, -1
+    gain = np.where(valid, gain, -np.inf)
+    k = int(np.argmax(gain))
+    return gain[k], int(nl[k])
+
+
+@pytest.mark.parametrize("msl", [1, 3])
+def test_prefix_scan_with_hessians_is_the_gain_formula(rng, msl):
+    thr = _rules.FEATURE_THRESHOLD
+    n_found = 0
+    for trial in range(30):
+        n = int(rng.integers(4, 70))
+        s = int(rng.integers(0, n - 2))
+        e = int(rng.integers(s + 2, n + 1))
+        xs = _sorted_segment(rng, trial, n, s, e)
+        g = rng.normal(size=n)
+        h = rng.uniform(0.05, 1.0, size=n)  # e.g. p (1 - p) of a logistic loss
+        lam = float(rng.choice([0.0, 0.5, 3.0]))
+        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n))
+        ref_best, ref_nl = _reference_gain_scan(xs[s:e], g[s:e], h[s:e], lam, msl)
+        assert nl == ref_nl
+        if ref_nl > 0:
+            n_found += 1
+            assert best == pytest.approx(ref_best, rel=1e-12)
+        else:
+            assert best == -np.inf
+    assert n_found > 10
+
+
+def test_rules_compiled_equal_plain_and_child_rule_is_sklearns(rng):
+    for _ in range(300):
+        max_depth = int(rng.integers(0, 5))
+        msl = int(rng.integers(1, 4))
+        mss = _rules.min_split(int(rng.integers(2, 8)), msl)
+        depth = int(rng.integers(0, 5))
+        m = int(rng.integers(1, 20))
+        nl = int(rng.integers(1, m + 1))
+        imp, imp_l, imp_r = rng.choice([0.0, 1e-17, 0.1, 0.5, 2.0], size=3)
+        for name, args in [("is_leaf", (depth, m, imp, max_depth, mss, msl)),
+                           ("keeps_split", (1000, m, nl, imp, imp_l, imp_r)),
+                           ("improvement", (1000, m, nl, imp, imp_l, imp_r)),
+                           ("child_can_split", (depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl))]:
+            rule = getattr(_rules, name)
+            assert rule(*args) == rule.py_func(*args)
+        # the test the grower used before it was written with is_leaf
+        expected = depth + 1 < max_depth and ((nl >= mss and imp_l > _rules.EPSILON) or
+                                              (m - nl >= mss and imp_r > _rules.EPSILON))
+        assert _rules.child_can_split(depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl) == expected
+
+
 def test_naive_scan_finds_same_position(rng):
     for trial in range(20):
         m = int(rng.integers(2, 40))
