@@ -42,6 +42,8 @@ LN2 = float(np.log(2.0))
 # error_model="numpy": a float division by zero gives inf instead of raising,
 # so divisions carry no per-element check and loops over them vectorise (no
 # kernel here divides by zero: every side of a candidate split is non-empty).
+# cache=True keys each cached function on its own file only: after editing a
+# kernel, delete the compiled callers in other modules too (__pycache__/*.nbi, *.nbc).
 NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 

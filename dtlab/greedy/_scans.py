@@ -50,10 +50,11 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
     g : float64 array (n_samples,)
         Gradients (the targets, for the regressor) in the order of ``xs``.
     h : float64 array (n_samples,) or None
-        Hessians in the same order; ``None``: every hessian is 1 and ``H`` is
-        the row count.  ``None`` compiles a separate specialisation (numba
-        prunes the branches on ``h is None``), so the regressor reads no
-        array of ones and keeps its exact proxy.
+        Hessians in the same order, positive unless ``lam > 0`` (no side's
+        ``H + lam`` may be 0); ``None``: every hessian is 1 and ``H`` is the
+        row count.  ``None`` compiles a separate specialisation (numba prunes
+        the branches on ``h is None``), so the regressor reads no array of
+        ones and keeps its exact proxy.
     s, e : int
         The segment.
     msl : int, min_samples_leaf
@@ -121,8 +122,9 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
 def _scan_mse_incremental(xs, ys, s, e, msl, thr):
     """One row at a time: update B (and A) as each row moves to the left side.
 
-    Same result as :func:`_scan_prefix` (unit hessian, ``lam = 0``), bit for bit (same sums in the
-    same order), written as the project wrote it: a loop with a branch per row.
+    Same result as :func:`_scan_prefix` with unit hessians and ``lam = 0``, bit
+    for bit (same sums in the same order), written as the project wrote it: a
+    loop with a branch per row.
     """
     m = e - s
     total = 0.0

@@ -83,8 +83,11 @@ def _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score,
 
 @functools.lru_cache(maxsize=4)
 def _kernels(tpb: int):
-    """Compile the kernels for ``tpb`` threads per block (a shared-memory size is a compile-time constant)."""
-    # Shared arrays are declared by the kernels: their size (tpb) is a compile-time constant.
+    """Compile the kernels for ``tpb`` threads per block.
+
+    A shared array's size is a compile-time constant, so each kernel declares
+    its own (``tpb`` entries) and passes them to the device functions.
+    """
     @cuda.jit
     def scan_mse(active, vals, ylist, s, e, msl, thr, out_const, out_score, out_pos, out_thr):
         f = active[cuda.blockIdx.x]
