@@ -8,18 +8,20 @@ The tree is grown depth first by the host, node by node in scikit-learn's
 order (the feature draws that break ties need that order); per node:
 
 1. ``scan`` -- one block per feature scans the node's segment of that
-   feature's presorted list: a block-wide prefix sum (of y for regression, of
-   each class's indicator for classification) chunk by chunk, every thread
-   scoring its candidate position, then a block-wide arg-max (first position
-   on ties, as on the CPU);
-2. the host draws the features (:func:`._split_cpu.select_feature`) and
-   computes the children's statistics from the chosen feature's segment;
-3. ``mark`` flags the rows going left and ``partition`` -- one block per
-   feature -- moves them first in every list, stably (block-wide exclusive
-   scans of the flags give each row its destination).
+   feature's presorted list (:mod:`._presort`): a block-wide prefix sum (of y
+   for regression, of each class's indicator for classification) chunk by
+   chunk, every thread scoring its candidate position, then a block-wide
+   arg-max (first position on ties, as on the CPU);
+2. the host draws the features (:mod:`._draws`), computes the children's
+   statistics from the chosen feature's segment (:mod:`._grower`'s node
+   statistics) and applies the CPU grower's rules (:mod:`._rules`);
+3. unless neither child can split, ``mark`` flags the rows going left and
+   ``partition`` -- one block per feature -- moves them first in every list,
+   stably (block-wide scans of the flags give each row its destination).
 
-With exact sums (integer targets, class counts) the scores equal the CPU's to
-the last bit, so both backends grow the same tree.
+The block-wide scan and arg-max are :mod:`dtlab._cuda_blocks`'s.  With exact
+sums (integer targets, class counts) the scores equal the CPU's to the last
+bit, so both backends grow the same tree.
 """
 
 from __future__ import annotations
@@ -30,56 +32,62 @@ import math
 import numpy as np
 from numba import cuda
 
-from . import _split_cpu as K
+from .._cuda_blocks import block_argmax, block_inclusive_scan
+from ._draws import _select_feature
+from ._grower import _class_stats, _reg_stats
+from ._presort import attribute_lists
+from ._rules import (FEATURE_THRESHOLD, GAIN_RATIO, GINI, LN2, MSE, child_can_split, is_leaf, keeps_split,
+                     min_split, split_threshold)
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128
 SIMULATOR_THREADS_PER_BLOCK = 16
 
+# the CPU's threshold rule, compiled for the device from the same source
+_split_threshold = cuda.jit(device=True)(split_threshold.py_func)
 
-def _block_scan(buf, tid, tpb):
-    """Inclusive Hillis-Steele scan of ``buf[:tpb]`` in shared memory (all threads call it)."""
-    offset = 1
-    while offset < tpb:
-        cuda.syncthreads()
-        v = buf[tid - offset] if tid >= offset else 0
-        cuda.syncthreads()
-        if tid >= offset:
-            buf[tid] += v
-        offset *= 2
-    cuda.syncthreads()
+
+@cuda.jit(device=True)
+def _constant_feature(vals, f, s, e, thr, tid, out_const):
+    """Whether feature ``f`` has one value (within ``thr``) on the node ``[s, e)``; thread 0 records it."""
+    constant = vals[f, e - 1] <= vals[f, s] + thr
+    if tid == 0:
+        out_const[f] = 1 if constant else 0
+    return constant
+
+
+@cuda.jit(device=True)
+def _is_candidate(vals, f, s, m, nl, msl, thr):
+    """Whether ``nl`` rows on the left is a valid split of the node: ``msl`` rows a side, and distinct values."""
+    return nl >= msl and m - nl >= msl and nl < m and vals[f, s + nl] > vals[f, s + nl - 1] + thr
+
+
+@cuda.jit(device=True)
+def _scan_chunk(ylist, f, s, m, c0, buf, tid, tpb):
+    """Inclusive block scan of the node's targets ``c0 .. c0 + tpb - 1`` (0 past its ``m`` rows) into ``buf``."""
+    i = c0 + tid
+    buf[tid] = ylist[f, s + i] if i < m else 0.0
+    block_inclusive_scan(buf, tid, tpb)
+
+
+@cuda.jit(device=True)
+def _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score, out_pos, out_thr):
+    """Block-wide arg-max of the threads' best candidates; thread 0 writes feature ``f``'s result."""
+    best_p, best_nl = block_argmax(best_p, best_nl, red_p, red_n, tid, tpb)
+    if tid == 0:
+        out_score[f] = best_p
+        out_pos[f] = best_nl
+        if best_nl > 0:
+            out_thr[f] = _split_threshold(vals[f, s + best_nl - 1], vals[f, s + best_nl])
 
 
 @functools.lru_cache(maxsize=4)
 def _kernels(tpb: int):
-    """Compile the kernels for ``tpb`` threads per block (a shared-memory size is a compile-time constant)."""
-    block_scan = cuda.jit(device=True)(_block_scan)
+    """Compile the kernels for ``tpb`` threads per block.
 
-    @cuda.jit(device=True)
-    def _better(p, nl, best_p, best_nl):
-        return p > best_p or (p == best_p and nl < best_nl and nl > 0)
-
-    @cuda.jit(device=True)
-    def _finish_scan(f, tid, best_p, best_nl, red_p, red_n, vals, s, out_const, out_score, out_pos, out_thr):
-        """Block-wide arg-max of the threads' best candidates; thread 0 writes feature ``f``'s result."""
-        red_p[tid] = best_p
-        red_n[tid] = best_nl
-        step = tpb // 2
-        while step > 0:
-            cuda.syncthreads()
-            if tid < step and _better(red_p[tid + step], red_n[tid + step], red_p[tid], red_n[tid]):
-                red_p[tid] = red_p[tid + step]
-                red_n[tid] = red_n[tid + step]
-            step //= 2
-        cuda.syncthreads()
-        if tid == 0:
-            out_const[f] = 0
-            out_score[f] = red_p[0]
-            nl = red_n[0]
-            out_pos[f] = nl
-            if nl > 0:
-                out_thr[f] = np.float64(vals[f, s + nl - 1]) / 2.0 + np.float64(vals[f, s + nl]) / 2.0
-
+    A shared array's size is a compile-time constant, so each kernel declares
+    its own (``tpb`` entries) and passes them to the device functions.
+    """
     @cuda.jit
     def scan_mse(active, vals, ylist, s, e, msl, thr, out_const, out_score, out_pos, out_thr):
         f = active[cuda.blockIdx.x]
@@ -88,39 +96,30 @@ def _kernels(tpb: int):
         red_p = cuda.shared.array(tpb, np.float64)
         red_n = cuda.shared.array(tpb, np.int64)
         m = e - s
-        constant = vals[f, e - 1] <= vals[f, s] + thr
-        if constant:
-            if tid == 0:
-                out_const[f] = 1
+        if _constant_feature(vals, f, s, e, thr, tid, out_const):
             return
         # total of the segment: a chunked block scan, the same sums as below
-        carry = 0.0
+        total = 0.0
         for c0 in range(0, m, tpb):
-            i = c0 + tid
-            buf[tid] = ylist[f, s + i] if i < m else 0.0
-            block_scan(buf, tid, tpb)
-            carry += buf[tpb - 1]
+            _scan_chunk(ylist, f, s, m, c0, buf, tid, tpb)
+            total += buf[tpb - 1]
             cuda.syncthreads()
-        total = carry
         best_p = -math.inf
         best_nl = -1
         carry = 0.0
         for c0 in range(0, m, tpb):
-            i = c0 + tid
-            buf[tid] = ylist[f, s + i] if i < m else 0.0
-            block_scan(buf, tid, tpb)
-            nl = i + 1  # rows 0..i on the left
-            if nl >= msl and m - nl >= msl and nl < m:
-                if vals[f, s + nl] > vals[f, s + nl - 1] + thr:
-                    sl = carry + buf[tid]
-                    sr = total - sl
-                    p = sl * sl / nl + sr * sr / (m - nl)
-                    if p > best_p:
-                        best_p = p
-                        best_nl = nl
+            _scan_chunk(ylist, f, s, m, c0, buf, tid, tpb)
+            nl = c0 + tid + 1  # rows 0..c0 + tid on the left
+            if _is_candidate(vals, f, s, m, nl, msl, thr):
+                sl = carry + buf[tid]
+                sr = total - sl
+                p = sl * sl / nl + sr * sr / (m - nl)
+                if p > best_p:
+                    best_p = p
+                    best_nl = nl
             carry += buf[tpb - 1]
             cuda.syncthreads()
-        _finish_scan(f, tid, best_p, best_nl, red_p, red_n, vals, s, out_const, out_score, out_pos, out_thr)
+        _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score, out_pos, out_thr)
 
     @cuda.jit
     def scan_classes(active, vals, ylist, s, e, msl, thr, criterion, n_classes, totals, carry_cnt,
@@ -131,9 +130,7 @@ def _kernels(tpb: int):
         red_p = cuda.shared.array(tpb, np.float64)
         red_n = cuda.shared.array(tpb, np.int64)
         m = e - s
-        if vals[f, e - 1] <= vals[f, s] + thr:
-            if tid == 0:
-                out_const[f] = 1
+        if _constant_feature(vals, f, s, e, thr, tid, out_const):
             return
         if tid == 0:
             for c in range(n_classes):
@@ -153,30 +150,29 @@ def _kernels(tpb: int):
             h_r = 0.0
             for c in range(n_classes):
                 buf[tid] = 1.0 if code == c else 0.0
-                block_scan(buf, tid, tpb)
+                block_inclusive_scan(buf, tid, tpb)
                 cl = carry_cnt[f, c] + buf[tid]
                 cr = totals[c] - cl
                 sq_l += cl * cl
                 sq_r += cr * cr
-                if criterion != K.GINI and nl < m:
+                if criterion != GINI and nl < m:
                     if cl > 0.0:
-                        h_l -= (cl / fl) * (math.log(cl / fl) / K._LN2)
+                        h_l -= (cl / fl) * (math.log(cl / fl) / LN2)
                     if cr > 0.0:
-                        h_r -= (cr / fr) * (math.log(cr / fr) / K._LN2)
+                        h_r -= (cr / fr) * (math.log(cr / fr) / LN2)
                 cuda.syncthreads()
                 if tid == tpb - 1:
                     carry_cnt[f, c] += buf[tpb - 1]
                 cuda.syncthreads()
-            if nl >= msl and m - nl >= msl and nl < m:
-                if vals[f, s + nl] > vals[f, s + nl - 1] + thr:
-                    if criterion == K.GINI:
-                        p = -fr * (1.0 - sq_r / (fr * fr)) - fl * (1.0 - sq_l / (fl * fl))
-                    else:
-                        p = -fr * h_r - fl * h_l
-                    if p > best_p:
-                        best_p = p
-                        best_nl = nl
-        _finish_scan(f, tid, best_p, best_nl, red_p, red_n, vals, s, out_const, out_score, out_pos, out_thr)
+            if _is_candidate(vals, f, s, m, nl, msl, thr):
+                if criterion == GINI:
+                    p = -fr * (1.0 - sq_r / (fr * fr)) - fl * (1.0 - sq_l / (fl * fl))
+                else:
+                    p = -fr * h_r - fl * h_l
+                if p > best_p:
+                    best_p = p
+                    best_nl = nl
+        _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score, out_pos, out_thr)
 
     @cuda.jit
     def mark(rows, f, s, e, mid, goes_left):
@@ -197,7 +193,7 @@ def _kernels(tpb: int):
             if i < m:
                 flag = goes_left[rows[g, s + i]]
             buf[tid] = flag
-            block_scan(buf, tid, tpb)
+            block_inclusive_scan(buf, tid, tpb)
             if i < m:
                 left_rank = carry + buf[tid] - flag  # exclusive: left rows before this one
                 dest = left_rank if flag else n_left + (i - left_rank)
@@ -219,7 +215,7 @@ def _kernels(tpb: int):
 
 def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
               min_samples_split: int, min_samples_leaf: int, seed: int, backend) -> tuple:
-    """Grow a tree with the split search on the GPU; same outputs as :func:`._split_cpu._grow`.
+    """Grow a tree with the split search on the GPU; same outputs as :func:`._grower._grow`.
 
     Parameters
     ----------
@@ -229,17 +225,13 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
     backend : Backend (cuda)
     """
-    from .builder import presort
 
-    if criterion == K.GAIN_RATIO:
+    if criterion == GAIN_RATIO:
         raise ValueError("criterion='gain_ratio' runs on the CPU only; use backend='cpu'")
     tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
     scan_mse, scan_classes, mark, partition = _kernels(tpb)
     F, n = XT.shape
-    rows = presort(XT)
-    vals = np.empty_like(XT)
-    ylist = np.empty((F, n), dtype=y.dtype)
-    K._gather_lists(XT, y, rows, vals, ylist)
+    rows, vals, ylist = attribute_lists(XT, y)
     backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, "the presorted lists")
     d_rows, d_vals, d_y = cuda.to_device(rows), cuda.to_device(vals), cuda.to_device(ylist)
     d_tmp_rows = cuda.device_array_like(rows)
@@ -260,9 +252,9 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     constant_features = np.empty(F, dtype=np.int64)
     visit = np.empty(F, dtype=np.int64)
     state = np.array([seed], dtype=np.int64)
-    thr = K.FEATURE_THRESHOLD
-    is_reg = criterion == K.MSE
-    mss = max(min_samples_split, 2 * min_samples_leaf)
+    thr = FEATURE_THRESHOLD
+    is_reg = criterion == MSE
+    mss = min_split(min_samples_split, min_samples_leaf)
     counts = np.empty(n_outputs)
 
     out_feature, out_threshold, out_left, out_right = [], [], [], []
@@ -270,9 +262,9 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
 
     def stats(ys):
         if is_reg:
-            b, imp = K._reg_stats(ys, 0, len(ys))
+            b, imp = _reg_stats(ys, 0, len(ys))
             return np.array([b / len(ys)]), imp
-        imp = K._class_stats(ys, 0, len(ys), criterion, counts)
+        imp = _class_stats(ys, 0, len(ys), criterion, counts)
         return counts.copy(), imp
 
     value, imp = stats(y)
@@ -291,7 +283,7 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
         out_impurity.append(imp)
         out_n.append(m)
         out_missing.append(1)
-        if depth >= max_depth or m < mss or m < 2 * min_samples_leaf or imp <= K.EPSILON:
+        if is_leaf(depth, m, imp, max_depth, mss, min_samples_leaf):
             continue
         active = features[n_known:].copy()
         d_active = cuda.to_device(active)
@@ -308,8 +300,8 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
         f_score[active] = h_score[active]
         f_pos[active] = np.where(h_const[active] == 1, -1, h_pos[active])
         f_thr[active] = h_thr[active]
-        best_f, n_total = K._select_feature(features, constant_features, n_known, state, f_const, f_score, f_pos,
-                                            f_zero, f_zero, criterion, visit)
+        best_f, n_total = _select_feature(features, constant_features, n_known, state, f_const, f_score, f_pos,
+                                          f_zero, f_zero, criterion, visit)
         if best_f < 0:
             continue
         nl = int(f_pos[best_f])
@@ -318,15 +310,15 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
         segment = d_y[best_f, start:end].copy_to_host()
         value_l, imp_l = stats(segment[:nl])
         value_r, imp_r = stats(segment[nl:])
-        improvement = (m / n) * (imp - (nr / m) * imp_r - (nl / m) * imp_l)
-        if improvement + K.EPSILON < 0.0:
+        if not keeps_split(n, m, nl, imp, imp_l, imp_r):
             continue
         out_feature[node] = int(best_f)
         out_threshold[node] = float(f_thr[best_f])
         out_missing[node] = 1 if nl > nr else 0
-        mark[(m + tpb - 1) // tpb, tpb](d_rows, int(best_f), start, end, mid, d_goes_left)
+        # as on the CPU: the lists below a leaf are never read again
         part = np.array([f for f in features[n_total:] if f != best_f], dtype=np.int64)
-        if len(part):
+        if len(part) and child_can_split(depth, nl, nr, imp_l, imp_r, max_depth, mss, min_samples_leaf):
+            mark[(m + tpb - 1) // tpb, tpb](d_rows, int(best_f), start, end, mid, d_goes_left)
             partition[len(part), tpb](cuda.to_device(part), d_rows, d_vals, d_y, start, end, nl, d_goes_left,
                                       d_tmp_rows, d_tmp_vals, d_tmp_y)
         stack.append((mid, end, depth + 1, node, 0, n_total, imp_r, value_r))

@@ -1,8 +1,9 @@
 """Grow a greedy tree: input preparation, presorting, CPU / CUDA dispatch.
 
 The algorithm layer between the estimators (:mod:`dtlab.greedy.regressor`,
-:mod:`dtlab.greedy.classifier`) and the kernels (:mod:`._split_cpu`,
-:mod:`._split_cuda`).  It reproduces scikit-learn's conventions where they
+:mod:`dtlab.greedy.classifier`) and the kernels (the CPU grower
+:mod:`._grower` with :mod:`._presort`, :mod:`._scans`, :mod:`._draws` and
+:mod:`._rules`; the CUDA grower :mod:`._split_cuda`).  It reproduces scikit-learn's conventions where they
 decide the tree: X is cast to float32 (scikit-learn does the same, so
 thresholds are midpoints of float32 values), ``-0.0`` counts as ``0.0``, and the
 random state is turned into the seed of scikit-learn's xorshift generator,
@@ -18,7 +19,10 @@ import numpy as np
 
 from ..backend import Backend, resolve_backend
 from ..trees import FlatTree
-from . import _split_cpu as K
+from . import _rules
+from ._grower import _grow
+from ._presort import attribute_lists
+from ._rules import CRITERIA, METHODS, RAND_R_MAX, VECTORIZED
 
 #: ``max_depth=None`` means this depth (scikit-learn uses the int32 maximum too).
 UNLIMITED_DEPTH = int(np.iinfo(np.int32).max)
@@ -51,7 +55,7 @@ def sklearn_seed(random_state: Any) -> int:
     """
     from sklearn.utils import check_random_state
 
-    return int(check_random_state(random_state).randint(0, K.RAND_R_MAX))
+    return int(check_random_state(random_state).randint(0, RAND_R_MAX))
 
 
 def as_float32_features(X: np.ndarray) -> np.ndarray:
@@ -67,38 +71,6 @@ def as_float32_features(X: np.ndarray) -> np.ndarray:
     X32[...] = X
     X32 += np.float32(0.0)
     return X32
-
-
-def presort(XT: np.ndarray) -> np.ndarray:
-    """Rows of each feature sorted by (value, row index).
-
-    Parameters
-    ----------
-    XT : ndarray of shape (n_features, n_samples), float32, no NaN
-
-    Returns
-    -------
-    rows : ndarray of shape (n_features, n_samples), int32
-
-    Notes
-    -----
-    Each value is mapped to an order-preserving uint32 key and packed with its
-    row index into one uint64, so a single (SIMD, unstable) ``np.sort`` of
-    distinct keys yields the stable order; much faster than
-    ``argsort(kind="stable")``.
-    """
-    n_features, n = XT.shape
-    rows = np.empty((n_features, n), dtype=np.int32)
-    index = np.arange(n, dtype=np.uint64)
-    sign = np.uint32(0x80000000)
-    for f in range(n_features):
-        bits = XT[f].view(np.uint32)
-        key = np.where(bits & sign, ~bits, bits | sign).astype(np.uint64)
-        key <<= np.uint64(32)
-        key |= index
-        key.sort()
-        rows[f] = key.astype(np.uint32)  # the low 32 bits: the row index
-    return rows
 
 
 def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, method: str = "vectorized",
@@ -129,10 +101,10 @@ def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, meth
     -------
     GrownTree
     """
-    n, n_features = X32.shape
-    crit = K.CRITERIA[criterion]
-    meth = K.METHODS[method]
-    if task == "classification" and meth != K.VECTORIZED:
+    n_features = X32.shape[1]
+    crit = CRITERIA[criterion]
+    meth = METHODS[method]
+    if task == "classification" and meth != VECTORIZED:
         raise ValueError(f"method={method!r} is a regression search; classification uses 'vectorized'")
     if task == "classification":
         n_outputs = int(len(classes)) if classes is not None else int(y.max()) + 1
@@ -144,23 +116,21 @@ def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, meth
     seed = sklearn_seed(random_state)
     be = resolve_backend(backend, X32)
     XT = np.ascontiguousarray(X32.T)
+    parallel_min_work = _rules.PARALLEL_MIN_WORK  # looked up per fit, so that a test can lower it
     if be.is_cuda:
         from ._split_cuda import grow_cuda
 
         arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
-    elif meth == K.VECTORIZED:
-        rows = presort(XT)
-        vals = np.empty_like(XT)
-        ylist = np.empty((n_features, n), dtype=y.dtype)
-        K._gather_lists(XT, y, rows, vals, ylist)
-        arrays = K._grow(meth, crit, n_features, n_outputs, np.empty((n_features, 1), np.float32), y, rows, vals, ylist, depth,
-                         min_samples_split, min_samples_leaf, seed, K.PARALLEL_MIN_WORK)
+    elif meth == VECTORIZED:
+        rows, vals, ylist = attribute_lists(XT, y)
+        arrays = _grow(meth, crit, n_features, n_outputs, np.empty((n_features, 1), np.float32), y, rows, vals,
+                       ylist, depth, min_samples_split, min_samples_leaf, seed, parallel_min_work)
     else:
         rows = np.empty((1, 1), dtype=np.int32)
         vals = np.empty((1, 1), dtype=np.float32)
         ylist = np.empty((1, 1), dtype=y.dtype)
-        arrays = K._grow(meth, crit, n_features, n_outputs, XT, y, rows, vals, ylist, depth,
-                         min_samples_split, min_samples_leaf, seed, K.PARALLEL_MIN_WORK)
+        arrays = _grow(meth, crit, n_features, n_outputs, XT, y, rows, vals, ylist, depth,
+                       min_samples_split, min_samples_leaf, seed, parallel_min_work)
     feature, threshold, left, right, value, impurity, n_node, missing = arrays
     tree = FlatTree(feature=feature, threshold=threshold, left=left, right=right, value=value,
                     n_features=n_features, task=task, classes=classes if task == "classification" else None,

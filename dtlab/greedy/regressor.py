@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from ._params import (FittedTreeMixin, check_choice, check_tree_params, fit_features, fit_target,
                       resolve_greedy_backend)
-from ._split_cpu import METHODS
+from ._rules import METHODS
 from .builder import grow_tree
 
 

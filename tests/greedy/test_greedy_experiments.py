@@ -6,7 +6,7 @@ import pytest
 from dtlab.experiments import greedy as G
 from dtlab.experiments.registry import BENCHMARKS, FIGURES, load_all
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
-from dtlab.greedy import _split_cpu as K
+from dtlab.greedy import _rules
 from dtlab.plotting_greedy import plot_error_vs_depth, plot_speed_ratio, plot_timing_vs_size
 
 
@@ -64,7 +64,7 @@ def test_parallel_scans_grow_the_same_tree(monkeypatch):
     serial = (DecisionTreeRegressor(random_state=0).fit(X, y).tree_,
               DecisionTreeClassifier(random_state=0).fit(X, yc).tree_)
     # nodes of >= 600 rows go parallel (each parallel region is costly on a busy machine)
-    monkeypatch.setattr(K, "PARALLEL_MIN_WORK", 3_000)
+    monkeypatch.setattr(_rules, "PARALLEL_MIN_WORK", 3_000)
     parallel = (DecisionTreeRegressor(random_state=0).fit(X, y).tree_,
                 DecisionTreeClassifier(random_state=0).fit(X, yc).tree_)
     assert serial[0].equals(parallel[0]) and serial[1].equals(parallel[1])

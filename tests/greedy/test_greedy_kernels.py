@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from dtlab.greedy import _split_cpu as K
-from dtlab.greedy.builder import as_float32_features, presort, sklearn_seed
+from dtlab.greedy import _draws, _presort, _rules, _scans
+from dtlab.greedy.builder import as_float32_features, sklearn_seed
 
 
 def _xorshift_reference(seed, count):
@@ -26,17 +26,17 @@ def _xorshift_reference(seed, count):
 def test_rand_int_is_sklearn_xorshift(seed):
     expected = _xorshift_reference(seed, 50)
     state = np.array([seed], dtype=np.int64)
-    got = [K._rand_int(0, 2**31, state) for _ in range(50)]
+    got = [_draws._rand_int(0, 2**31, state) for _ in range(50)]
     assert got == expected
     # the plain function (used by the CUDA host loop) is the same generator
     state = np.array([seed], dtype=np.int64)
-    assert [K.rand_int(3, 10, state) for _ in range(20)] == [3 + v % 7 for v in expected[:20]]
+    assert [_draws.rand_int(3, 10, state) for _ in range(20)] == [3 + v % 7 for v in expected[:20]]
 
 
 def test_sklearn_seed_is_first_randint_draw():
-    assert sklearn_seed(7) == np.random.RandomState(7).randint(0, K.RAND_R_MAX)
+    assert sklearn_seed(7) == np.random.RandomState(7).randint(0, _rules.RAND_R_MAX)
     rs = np.random.RandomState(3)
-    assert sklearn_seed(rs) == np.random.RandomState(3).randint(0, K.RAND_R_MAX)
+    assert sklearn_seed(rs) == np.random.RandomState(3).randint(0, _rules.RAND_R_MAX)
 
 
 def test_presort_is_stable_value_then_row_order(rng):
@@ -44,7 +44,7 @@ def test_presort_is_stable_value_then_row_order(rng):
     X[::7, 0] = -0.0
     X[:, 2] = rng.normal(size=200)
     X32 = as_float32_features(X)
-    rows = presort(np.ascontiguousarray(X32.T))
+    rows = _presort.presort(np.ascontiguousarray(X32.T))
     for f in range(3):
         expected = np.lexsort((np.arange(200), X32[:, f]))
         np.testing.assert_array_equal(rows[f], expected)
@@ -55,7 +55,7 @@ def _reference_best_split(xs, ys, msl):
     m = len(xs)
     best, best_nl = -np.inf, -1
     for nl in range(1, m):
-        if nl < msl or m - nl < msl or xs[nl] <= xs[nl - 1] + K.FEATURE_THRESHOLD:
+        if nl < msl or m - nl < msl or xs[nl] <= xs[nl - 1] + _rules.FEATURE_THRESHOLD:
             continue
         bl, br = ys[:nl].sum(), ys[nl:].sum()
         p = bl * bl / nl + br * br / (m - nl)
@@ -70,13 +70,94 @@ def test_mse_scans_agree_with_reference(rng, msl):
         m = int(rng.integers(2, 60))
         xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
         ys = rng.normal(size=m)
-        vec = K._scan_mse_prefix(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD, np.empty(m))
-        inc = K._scan_mse_incremental(xs, ys, 0, m, msl, K.FEATURE_THRESHOLD)
+        vec = _scans._scan_prefix(xs, ys, None, 0, m, msl, 0.0, _rules.FEATURE_THRESHOLD, np.empty(m), None)
+        inc = _scans._scan_mse_incremental(xs, ys, 0, m, msl, _rules.FEATURE_THRESHOLD)
         assert vec == inc  # same sums in the same order: bit for bit
         ref = _reference_best_split(xs, ys, msl)
         assert vec[1] == ref[1]
         if ref[1] > 0:
             assert vec[0] == pytest.approx(ref[0], rel=1e-12)
+
+
+def _sorted_segment(rng, trial, n, s, e):
+    """float32 values sorted on ``[s, e)`` (ties on odd trials), random elsewhere."""
+    xs = rng.random(n).astype(np.float32)
+    seg = rng.integers(0, 8, e - s).astype(np.float32) if trial % 2 else rng.random(e - s).astype(np.float32)
+    xs[s:e] = np.sort(seg)
+    return xs
+
+
+@pytest.mark.parametrize("msl", [1, 3])
+def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
+    thr = _rules.FEATURE_THRESHOLD
+    for trial in range(20):
+        n = int(rng.integers(4, 70))
+        s = int(rng.integers(0, n - 2))
+        e = int(rng.integers(s + 2, n + 1))
+        xs = _sorted_segment(rng, trial, n, s, e)
+        g = rng.normal(size=n)
+        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None)
+        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n))
+        inc = _scans._scan_mse_incremental(xs, g, s, e, msl, thr)
+        assert unit == ones == inc  # bit for bit
+
+
+def _reference_gain_scan(xs, g, h, lam, msl):
+    """Best ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` over valid positions (the first on ties), in numpy."""
+    m = len(xs)
+    nl = np.arange(1, m)
+    gl, hl = np.cumsum(g)[:-1], np.cumsum(h)[:-1]
+    gain = gl * gl / (hl + lam) + (g.sum() - gl) ** 2 / (h.sum() - hl + lam)
+    valid = (nl >= msl) & (m - nl >= msl) & (xs[1:] > xs[:-1] + _rules.FEATURE_THRESHOLD)
+    if not valid.any():
+        return -np.inf, -1
+    gain = np.where(valid, gain, -np.inf)
+    k = int(np.argmax(gain))
+    return gain[k], int(nl[k])
+
+
+@pytest.mark.parametrize("msl", [1, 3])
+def test_prefix_scan_with_hessians_is_the_gain_formula(rng, msl):
+    thr = _rules.FEATURE_THRESHOLD
+    n_found = 0
+    for trial in range(30):
+        n = int(rng.integers(4, 70))
+        s = int(rng.integers(0, n - 2))
+        e = int(rng.integers(s + 2, n + 1))
+        xs = _sorted_segment(rng, trial, n, s, e)
+        g = rng.normal(size=n)
+        h = rng.uniform(0.05, 1.0, size=n)  # e.g. p (1 - p) of a logistic loss
+        lam = float(rng.choice([0.0, 0.5, 3.0]))
+        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n))
+        ref_best, ref_nl = _reference_gain_scan(xs[s:e], g[s:e], h[s:e], lam, msl)
+        assert nl == ref_nl
+        if ref_nl > 0:
+            n_found += 1
+            assert best == pytest.approx(ref_best, rel=1e-12)
+        else:
+            assert best == -np.inf
+    assert n_found > 10
+
+
+def test_rules_compiled_equal_plain_and_child_rule_is_sklearns(rng):
+    for _ in range(300):
+        max_depth = int(rng.integers(0, 5))
+        msl = int(rng.integers(1, 4))
+        mss = _rules.min_split(int(rng.integers(2, 8)), msl)
+        depth = int(rng.integers(0, 5))
+        m = int(rng.integers(1, 20))
+        nl = int(rng.integers(1, m + 1))
+        imp, imp_l, imp_r = rng.choice([0.0, 1e-17, 0.1, 0.5, 2.0], size=3)
+        for name, args in [("is_leaf", (depth, m, imp, max_depth, mss, msl)),
+                           ("keeps_split", (1000, m, nl, imp, imp_l, imp_r)),
+                           ("improvement", (1000, m, nl, imp, imp_l, imp_r)),
+                           ("child_can_split", (depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl))]:
+            rule = getattr(_rules, name)
+            assert rule(*args) == rule.py_func(*args)
+        # the test the grower used before it was written with is_leaf
+        expected = depth + 1 < max_depth and ((nl >= mss and imp_l > _rules.EPSILON) or
+                                              (m - nl >= mss and imp_r > _rules.EPSILON))
+        assert _rules.child_can_split(depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl) == expected
 
 
 def test_naive_scan_finds_same_position(rng):
@@ -86,7 +167,7 @@ def test_naive_scan_finds_same_position(rng):
         y = rng.normal(size=m)
         samples = np.arange(m, dtype=np.int64)
         xs = np.sort(x)
-        naive = K._scan_mse_naive(xs, x, y, samples, 0, m, 1, K.FEATURE_THRESHOLD)
+        naive = _scans._scan_mse_naive(xs, x, y, samples, 0, m, 1, _rules.FEATURE_THRESHOLD)
         order = np.argsort(x, kind="stable")
         ref = _reference_best_split(xs, y[order], 1)
         assert naive[1] == ref[1]
@@ -96,7 +177,7 @@ def test_naive_scan_finds_same_position(rng):
 def test_feature_threshold_merges_close_values():
     xs = np.array([0.0, 5e-8, 1.0, 1.0, 2.0], dtype=np.float32)
     ys = np.array([0.0, 10.0, 0.0, 0.0, 0.0])
-    best, nl = K._scan_mse_incremental(xs, ys, 0, 5, 1, K.FEATURE_THRESHOLD)
+    best, nl = _scans._scan_mse_incremental(xs, ys, 0, 5, 1, _rules.FEATURE_THRESHOLD)
     assert nl != 1  # 0 and 5e-8 are one value: no threshold between them
     assert nl == 2
 
@@ -107,7 +188,7 @@ def test_gini_scan_matches_plain_gini(rng):
         xs = np.sort(rng.integers(0, 6, m)).astype(np.float32)
         ys = rng.integers(0, 3, m).astype(np.int32)
         cnt_l, cnt_r = np.zeros(3), np.zeros(3)
-        best, nl, _, _ = K._scan_classes(xs, ys, 0, m, 1, K.FEATURE_THRESHOLD, K.GINI, cnt_l, cnt_r)
+        best, nl, _, _ = _scans._scan_classes(xs, ys, 0, m, 1, _rules.FEATURE_THRESHOLD, _rules.GINI, cnt_l, cnt_r)
         ref_best, ref_nl = -np.inf, -1
         for k in range(1, m):
             if xs[k] <= xs[k - 1]:
@@ -137,7 +218,7 @@ def test_partition_is_stable(rng):
     r0, v0, y0 = rows.copy(), vals.copy(), ylist.copy()
     tmp_r, tmp_v, tmp_y = np.empty_like(rows), np.empty_like(vals), np.empty_like(ylist)
     for g in range(F):
-        K._partition_feature(g, 0, rows, vals, ylist, s, e, goes_left, tmp_r, tmp_v, tmp_y)
+        _presort._partition_feature(g, 0, rows, vals, ylist, s, e, goes_left, tmp_r, tmp_v, tmp_y)
         np.testing.assert_array_equal(rows[g, s:e], r0[g, expected[g]])
         np.testing.assert_array_equal(vals[g, s:e], v0[g, expected[g]])
         np.testing.assert_array_equal(ylist[g, s:e], y0[g, expected[g]])
@@ -154,12 +235,12 @@ def test_select_feature_compiled_equals_plain():
                       f_ratio=rng.random(F))
         features0 = np.random.default_rng(trial).permutation(F).astype(np.int64)
         outs = []
-        for fn in (K.select_feature, K._select_feature):
+        for fn in (_draws.select_feature, _draws._select_feature):
             features = features0.copy()
             constant = features0.copy()
             state = np.array([trial + 1], dtype=np.int64)
             best, n_total = fn(features, constant, n_known, state, args_f["f_const"], args_f["f_score"],
-                               args_f["f_pos"], args_f["f_gain"], args_f["f_ratio"], K.MSE, np.empty(F, np.int64))
+                               args_f["f_pos"], args_f["f_gain"], args_f["f_ratio"], _rules.MSE, np.empty(F, np.int64))
             outs.append((best, n_total, features.tolist(), int(state[0])))
         assert outs[0] == outs[1]
         best = outs[0][0]

@@ -1,0 +1,376 @@
+"""Split scans: the best split of one node on one feature, from the node's rows in sorted order.
+
+Three ways of finding the best split of a node on one feature, after the
+"SIMD decision tree" university project (a C regression tree with variance
+reduction, trained on the Kaggle diabetes prediction data):
+
+``NAIVE`` (:func:`_scan_mse_naive`)
+    sort the node's values, then for every candidate threshold recompute both
+    sides' squared error from scratch with a pass over the node (O(n^2)).
+``INCREMENTAL`` (:func:`_scan_mse_incremental`)
+    sort the node's values, then move one row at a time from the right side to
+    the left and update the running sums B (of y) and A (of y^2), the project's
+    ``B_S`` and ``A_S``: each side's squared error ``A - B^2 / n`` is O(1),
+    so a feature costs O(n log n) for the sort plus O(n) for the scan.
+``VECTORIZED`` (:func:`_scan_prefix`)
+    scan a segment of the presorted lists (:mod:`._presort`) and evaluate all
+    candidate positions at once from prefix sums -- branch-free loops that LLVM
+    turns into SIMD code -- in parallel over features (``prange``) for large
+    nodes.
+
+Because ``SSE_L + SSE_R = A_S - B_L^2 / n_L - B_R^2 / n_R`` and ``A_S`` does
+not depend on the split, the scans rank candidates by scikit-learn's proxy
+``B_L^2 / n_L + B_R^2 / n_R``; the incremental and vectorised scans accumulate
+B in the same (value, row) order, so they agree bit for bit.
+
+:func:`_scan_prefix` is written for statistics (g, h): with gradients and
+hessians it ranks by exact gradient boosting's ``G_L^2 / (H_L + lam) +
+G_R^2 / (H_R + lam)``; with ``h=None`` (every hessian 1, so H is the row
+count) and ``lam = 0`` it is the regressor's proxy above.  The classification
+scan (:func:`_scan_classes`) moves class counts one row at a time (Gini,
+entropy, C4.5's gain ratio).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._presort import _gather_feature, _gather_in_order
+from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, NJIT, split_threshold
+
+
+@numba.njit(**NJIT)
+def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
+    """Vectorised scan of one sorted segment: prefix sums, then every position at once.
+
+    Parameters
+    ----------
+    xs : float32 array (n_samples,), sorted on ``[s, e)``
+    g : float64 array (n_samples,)
+        Gradients (the targets, for the regressor) in the order of ``xs``.
+    h : float64 array (n_samples,) or None
+        Hessians in the same order, positive unless ``lam > 0`` (no side's
+        ``H + lam`` may be 0); ``None``: every hessian is 1 and ``H`` is the
+        row count.  ``None`` compiles a separate specialisation (numba prunes
+        the branches on ``h is None``), so the regressor reads no array of
+        ones and keeps its exact proxy.
+    s, e : int
+        The segment.
+    msl : int, min_samples_leaf
+    lam : float
+        L2 regularisation of the leaf values (0 for the regressor).
+    thr : float32, FEATURE_THRESHOLD
+    buf : float64 scratch (>= e - s)
+    hbuf : float64 scratch (>= e - s), or None with ``h=None``
+
+    Returns
+    -------
+    best : float64
+        The best proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` (-inf if none).
+    n_left : int
+        Left size of the best split, the first on ties (-1 if none).
+    """
+    m = e - s
+    acc = 0.0
+    for i in range(m):  # G of every prefix: the running sum as one scan
+        acc += g[s + i]
+        buf[i] = acc
+    g_total = acc
+    h_total = np.float64(m)
+    if h is not None:
+        acc = 0.0
+        for i in range(m):
+            acc += h[s + i]
+            hbuf[i] = acc
+        h_total = acc
+    lo = max(msl, 1)
+    hi = m - msl
+    if lo > hi:
+        return -np.inf, -1
+    # every position at once, in place (position nl reads buf[nl - 1] and
+    # overwrites it).  Views that start at index 0 and no branches (ties get
+    # -inf through a select; the branches on h are resolved at compile time)
+    # let LLVM vectorise the loop, divisions included.
+    count = hi - lo + 1
+    left_g = buf[lo - 1: hi]
+    if h is not None:
+        left_h = hbuf[lo - 1: hi]
+    x_before = xs[s + lo - 1: s + hi]
+    x_after = xs[s + lo: s + hi + 1]
+    for k in range(count):
+        if h is None:
+            h_left = np.float64(lo + k)
+        else:
+            h_left = left_h[k]
+        g_left = left_g[k]
+        g_right = g_total - g_left
+        proxy = g_left * g_left / (h_left + lam) + g_right * g_right / ((h_total - h_left) + lam)
+        left_g[k] = proxy if x_after[k] > x_before[k] + thr else -np.inf
+    best = -np.inf
+    best_k = -1
+    for k in range(count):
+        if left_g[k] > best:
+            best = left_g[k]
+            best_k = k
+    if best_k < 0:
+        return -np.inf, -1
+    return best, lo + best_k
+
+
+@numba.njit(**NJIT)
+def _scan_mse_incremental(xs, ys, s, e, msl, thr):
+    """One row at a time: update B (and A) as each row moves to the left side.
+
+    Same result as :func:`_scan_prefix` with unit hessians and ``lam = 0``, bit
+    for bit (same sums in the same order), written as the project wrote it: a
+    loop with a branch per row.
+    """
+    m = e - s
+    total = 0.0
+    for i in range(m):
+        total += ys[s + i]
+    b_left = 0.0
+    a_left = 0.0  # A_S of the left side: gives its squared error a_left - b_left**2 / n_left
+    best = -np.inf
+    best_nl = -1
+    for nl in range(1, m):
+        y = ys[s + nl - 1]
+        b_left += y
+        a_left += y * y
+        if nl < msl:
+            continue
+        if m - nl < msl:
+            break
+        if xs[s + nl] <= xs[s + nl - 1] + thr:
+            continue  # a tie: no threshold between equal values
+        b_right = total - b_left
+        # SSE_L + SSE_R = A_S - (B_L^2/n_L + B_R^2/n_R): A_S is the same for every
+        # split, so the largest bracket is the smallest squared error.
+        proxy = b_left * b_left / nl + b_right * b_right / (m - nl)
+        if proxy > best:
+            best = proxy
+            best_nl = nl
+    return best, best_nl
+
+
+@numba.njit(**NJIT)
+def _scan_mse_naive(xs, X_f, y, samples, s, e, msl, thr):
+    """Recompute both sides' sums for every candidate threshold (O(n^2)).
+
+    ``xs`` holds the node's sorted values of the feature.  For each candidate
+    the node's rows are walked in row order and split by value, and both sides'
+    ``n``, ``B = sum y`` and ``A = sum y^2`` -- hence their variances
+    ``A/n - (B/n)^2`` -- are recomputed from scratch.  Candidates are ranked
+    by ``B_L^2/n_L + B_R^2/n_R`` (``SSE_L + SSE_R = A_S`` minus it), the
+    quantity the other scans rank by, so that all three agree whenever the sums
+    are exact.
+    """
+    m = e - s
+    best = -np.inf
+    best_nl = -1
+    for nl in range(max(msl, 1), m - msl + 1):
+        if xs[nl] <= xs[nl - 1] + thr:
+            continue
+        cut = xs[nl - 1]
+        n_l = 0
+        b_l = 0.0
+        a_l = 0.0
+        b_r = 0.0
+        a_r = 0.0
+        for i in range(s, e):
+            r = samples[i]
+            v = y[r]
+            if X_f[r] <= cut:
+                n_l += 1
+                b_l += v
+                a_l += v * v
+            else:
+                b_r += v
+                a_r += v * v
+        n_r = m - n_l
+        # variance of each side: a/n - (b/n)^2; the split with the smallest
+        # n_l var_l + n_r var_r = (a_l + a_r) - (b_l^2/n_l + b_r^2/n_r) wins
+        proxy = b_l * b_l / n_l + b_r * b_r / n_r
+        if proxy > best:
+            best = proxy
+            best_nl = nl
+    return best, best_nl
+
+
+@numba.njit(**NJIT)
+def _entropy_term(count, n):
+    """``p log2 p`` for ``p = count / n`` (0 for an empty class), as scikit-learn computes it."""
+    if count <= 0.0:
+        return 0.0
+    p = count / n
+    return p * (np.log(p) / LN2)
+
+
+@numba.njit(**NJIT)
+def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
+    """Scan one sorted segment for a classification criterion.
+
+    Class counts move one row at a time; the Gini score uses the running sums of
+    squared counts (exact integers, so the score equals scikit-learn's to the
+    last bit).  Scores are scikit-learn's proxies ``-n_L I_L - n_R I_R``.
+
+    Returns
+    -------
+    best : float64
+    n_left : int (-1 if no valid split)
+    gain : float64
+        MDL-corrected information gain (bits) of the best split (``GAIN_RATIO``).
+    ratio : float64
+        Its gain ratio (``GAIN_RATIO``).
+    """
+    m = e - s
+    n_classes = cnt_l.shape[0]
+    for c in range(n_classes):
+        cnt_l[c] = 0.0
+        cnt_r[c] = 0.0
+    for i in range(s, e):
+        cnt_r[int(ys[i])] += 1.0
+    sq_l = 0.0
+    sq_r = 0.0
+    h_node = 0.0
+    for c in range(n_classes):
+        sq_r += cnt_r[c] * cnt_r[c]
+        h_node -= _entropy_term(cnt_r[c], float(m))
+    best = -np.inf
+    best_nl = -1
+    best_hl = 0.0
+    best_hr = 0.0
+    n_candidates = 0
+    for nl in range(1, m):
+        c = int(ys[s + nl - 1])
+        sq_l += 2.0 * cnt_l[c] + 1.0
+        cnt_l[c] += 1.0
+        sq_r -= 2.0 * cnt_r[c] - 1.0
+        cnt_r[c] -= 1.0
+        if nl < msl:
+            continue
+        if m - nl < msl:
+            break
+        if xs[s + nl] <= xs[s + nl - 1] + thr:
+            continue
+        n_candidates += 1
+        fl = float(nl)
+        fr = float(m - nl)
+        if criterion == GINI:
+            proxy = -fr * (1.0 - sq_r / (fr * fr)) - fl * (1.0 - sq_l / (fl * fl))
+            if proxy > best:
+                best = proxy
+                best_nl = nl
+        else:
+            h_l = 0.0
+            h_r = 0.0
+            for k in range(n_classes):
+                h_l -= _entropy_term(cnt_l[k], fl)
+                h_r -= _entropy_term(cnt_r[k], fr)
+            proxy = -fr * h_r - fl * h_l
+            if proxy > best:
+                best = proxy
+                best_nl = nl
+                best_hl = h_l
+                best_hr = h_r
+    gain = 0.0
+    ratio = 0.0
+    if criterion == GAIN_RATIO and best_nl > 0:
+        pl = best_nl / m
+        pr = (m - best_nl) / m
+        gain = h_node - pl * best_hl - pr * best_hr
+        gain -= np.log(n_candidates) / LN2 / m  # C4.5 release 8's MDL correction
+        split_info = -(pl * np.log(pl) + pr * np.log(pr)) / LN2
+        ratio = gain / split_info
+    return best, best_nl, gain, ratio
+
+
+@numba.njit(**NJIT)
+def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
+                            f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+    """Best split of feature ``f`` on the node ``[s, e)`` of the presorted lists.
+
+    Parameters
+    ----------
+    f : int
+    slot : int
+        Row of the scratch ``buf`` (float64, (n_slots, >= e - s)) or ``cnt``
+        (float64, (n_slots, 2, n_classes)) to use.
+    criterion : int
+    vals, ylist : arrays (n_features, n_samples), float32 and targets
+    s, e, msl : int
+    thr : float32
+    f_const, f_score, f_pos, f_thr, f_gain, f_ratio : arrays (n_features,)
+        Entry ``f`` receives: constant in the node (uint8), best score, left
+        size (-1: no valid split), threshold, and for ``GAIN_RATIO`` the
+        MDL-corrected gain and the gain ratio.
+    """
+    if vals[f, e - 1] <= vals[f, s] + thr:
+        f_const[f] = 1
+        return
+    f_const[f] = 0
+    gain = 0.0
+    ratio = 0.0
+    if criterion == MSE:
+        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None)
+    else:
+        best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
+                                              cnt[slot, 0], cnt[slot, 1])
+    f_score[f] = best
+    f_pos[f] = nl
+    f_gain[f] = gain
+    f_ratio[f] = ratio
+    if nl > 0:
+        f_thr[f] = split_threshold(vals[f, s + nl - 1], vals[f, s + nl])
+
+
+@numba.njit(parallel=True, **NJIT)
+def _scan_presorted_parallel(active, n_active, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
+                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+    """:func:`_scan_presorted_feature` of the features ``active[:n_active]`` in parallel, worker ``k`` in slot ``k``."""
+    for k in numba.prange(n_active):
+        _scan_presorted_feature(active[k], k, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
+                                f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+
+
+@numba.njit(**NJIT)
+def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_score, f_pos, f_thr):
+    """Naive / incremental: best split of feature ``f`` on the rows ``samples[s:e]``, sorting them.
+
+    Parameters
+    ----------
+    f, method : int
+    XT : float32 array (n_features, n_samples)
+    y : float64 array (n_samples,)
+    samples : int64 array (n_samples,), the node's rows on ``[s, e)``
+    s, e, msl : int
+    thr : float32
+    f_const, f_score, f_pos, f_thr : arrays (n_features,), as for :func:`_scan_presorted_feature`
+    """
+    m = e - s
+    xb = _gather_feature(XT, f, samples, s, e)
+    lo = xb[0]
+    hi = xb[0]
+    for i in range(1, m):
+        lo = min(lo, xb[i])
+        hi = max(hi, xb[i])
+    if hi <= lo + thr:
+        f_const[f] = 1
+        return
+    f_const[f] = 0
+    # stable sort of rows kept in row order: (value, row) order, as the presorted lists
+    order = np.argsort(xb, kind="mergesort")
+    xs = np.empty(m, dtype=np.float32)
+    for i in range(m):
+        xs[i] = xb[order[i]]
+    if method == INCREMENTAL:
+        ys = np.empty(m, dtype=np.float64)
+        _gather_in_order(y, samples, s, order, ys)
+        best, nl = _scan_mse_incremental(xs, ys, 0, m, msl, thr)
+    else:
+        best, nl = _scan_mse_naive(xs, XT[f], y, samples, s, e, msl, thr)
+    f_score[f] = best
+    f_pos[f] = nl
+    if nl > 0:
+        f_thr[f] = split_threshold(xs[nl - 1], xs[nl])
