@@ -203,3 +203,25 @@ def test_old_import_paths_warn_and_reexport(old, new):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         importlib.import_module(new)  # the new path is silent
+
+
+def test_notebooks_are_numbered_without_gaps_and_indexed():
+    import json
+    import re
+
+    names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert names[0] == "00_tour.ipynb"
+    assert [int(n[:2]) for n in names] == list(range(len(names))), names
+    slugs = ("tour", *TECHNIQUES)
+    pattern = re.compile(r"^\d\d_(%s)(_[a-z0-9_]+)?\.ipynb$" % "|".join(slugs))
+    assert all(pattern.match(n) for n in names), names
+    index = (ROOT / "notebooks" / "README.md").read_text()
+    for name in names:
+        assert f"({name})" in index, f"{name} is missing from notebooks/README.md"
+        cells = json.loads((ROOT / "notebooks" / name).read_text())["cells"]
+        code = [c for c in cells if c["cell_type"] == "code"]
+        assert "parameters" in code[0]["metadata"].get("tags", []), f"{name}: first code cell is not the parameters"
+        assert all(not c["outputs"] and c["execution_count"] is None for c in code), f"{name} is stored with outputs"
+        source = "".join("".join(c["source"]) for c in code)
+        assert "NBVAL_CHECK_OUTPUT" not in source, f"{name}: an unexecuted output is never compared; use assert"
+        assert "assert " in source, f"{name} checks none of its facts"

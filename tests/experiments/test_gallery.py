@@ -31,10 +31,10 @@ def test_every_figure_in_results_is_shown_with_a_caption():
 def test_speed_table_states_threads_for_every_ratio():
     results = {"benchmarks": {"tour_traversal_throughput": {"status": "ok", "figures": [], "results": {
         "n_rows": 10, "n_nodes": 3, "max_depth": 1, "comparisons": [
-            {"peer": "p", "mode": "per_core", "threads": {"dtlab": 1, "peer": 1}, "speedup": 2.0},
+            {"peer": "p", "mode": "per_core", "threads": {"dtlab": 1, "peer": 1}, "speedup": 2.0, "n_rows": 10},
             {"peer": "p", "mode": "whole_machine", "threads": {"dtlab": 4, "peer": 1}, "speedup": 7.0,
-             "peer_note": "no threads"}]}}}}
+             "peer_note": "no threads", "n_rows": 10}]}}}}
     text = render(results)
-    assert "| tour_traversal_throughput | p | per core | 1 / 1 | 2x |  |" in text
-    assert "| tour_traversal_throughput | p | whole machine | 4 / 1 | 7x | no threads |" in text
+    assert "| tour_traversal_throughput | p | 10 rows | per core | 1 / 1 | 2x |  |" in text
+    assert "| tour_traversal_throughput | p | 10 rows | whole machine | 4 / 1 | 7x | no threads |" in text
     assert "2x per core (dtlab 1 thread, peer 1 thread), 7x whole machine (dtlab 4 threads, peer 1 thread)" in text
