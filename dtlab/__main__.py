@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -54,6 +55,18 @@ def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_inf
     return path
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average of the machine (None where the OS does not tell)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def _json_default(obj: Any) -> Any:
     import numpy as np
 
@@ -74,6 +87,8 @@ def run_producers(table: dict, section: str, only: list[str] | None, scale: str,
     if unknown:
         raise SystemExit(f"unknown {section} {unknown}; registered: {sorted(table)}")
     entries, failed = {}, 0
+    commit = _git_commit()
+    load = _load_average()  # other processes share the cores: timings depend on it
     for name in names:
         producer = table[name]
         ctx = RunContext(scale=scale, out_dir=out_dir, backend=backend, seed=seed, technique=producer.technique)
@@ -88,12 +103,13 @@ def run_producers(table: dict, section: str, only: list[str] | None, scale: str,
             failed += 1
         seconds = time.perf_counter() - start
         entries[name] = {"status": status, "technique": producer.technique, "seconds": round(seconds, 3),
+                         "run": {"date": _now(), "commit": commit},
                          "figures": [str(Path(p).relative_to(out_dir)) if Path(p).is_relative_to(out_dir) else p
                                      for p in ctx.figures], "scale": scale, "results": result}
         print(f"[{section}] {name}: {status} in {seconds:.1f} s", flush=True)
-    info = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "scale": scale,
+    info = {"date": _now(), "scale": scale,
             "backend_requested": backend, "machine": describe(), "platform": platform.platform(),
-            "commit": _git_commit()}
+            "commit": commit, "load_average": {"start": load, "end": _load_average()}}
     path = _merge_results(out_dir, section, entries, info, registered=set(table))
     print(f"wrote {path}")
     return failed

@@ -149,7 +149,7 @@ def plot_throughput(table, ax=None, title: str | None = None):
     ax.set(xlabel="throughput (tree-rows per second, log scale)", ylabel="method",
            title=title or f"GDT fitness evaluation, {int(table.n_trees.iloc[0])} trees x "
                           f"{int(table.n_samples.iloc[0]):,} rows (bar labels: threads)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper right")
     return fig
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..plotting.text import MODE_WORDS, speedup
-from .catalog import load_all
+from .catalog import TECHNIQUES, TOUR, load_all
 from .registry import BENCHMARKS, FIGURES, Producer
 
 BEGIN = "<!-- results:begin -->"
@@ -26,25 +26,38 @@ END = "<!-- results:end -->"
 
 
 def _producers() -> list[tuple[str, Producer]]:
+    """Figures then benchmarks, each in catalog order (tour, then TECHNIQUES), whatever the import order was."""
     load_all()
-    return [("figures", p) for p in FIGURES.values()] + [("benchmarks", p) for p in BENCHMARKS.values()]
+    order = {slug: i for i, slug in enumerate((TOUR, *TECHNIQUES))}
+    rank = lambda p: order.get(p.technique, len(order))  # noqa: E731
+    return ([("figures", p) for p in sorted(FIGURES.values(), key=rank)]
+            + [("benchmarks", p) for p in sorted(BENCHMARKS.values(), key=rank)])
 
 
 def _run_line(results: dict[str, Any]) -> str:
     parts = []
     for section, run in sorted(results.get("runs", {}).items()):
         machine = run.get("machine", {})
+        load = run.get("load_average", {})
+        load_text = (f", load average {load['start']}-{load['end']} from other processes"
+                     if load.get("start") is not None else "")
         parts.append(f"`{section}`: scale {run.get('scale')}, {machine.get('cpu_workers', '?')} CPU cores, "
                      f"{machine.get('numba_threads', '?')} numba threads, "
-                     f"{'CUDA' if machine.get('cuda_available') else 'no GPU'}, commit {run.get('commit')}")
+                     f"{'CUDA' if machine.get('cuda_available') else 'no GPU'}{load_text}, commit {run.get('commit')}")
     return "; ".join(parts)
+
+
+#: Facts of a comparison entry that tell its case apart, and how they read.
+_CASE = {"max_depth": lambda v: f"max_depth {'unlimited' if v is None else v}", "n_trees": lambda v: f"{v} trees",
+         "n_samples": lambda v: f"{v:,} rows", "n_rows": lambda v: f"{v:,} rows"}
 
 
 def _speed_rows(name: str, comparisons: list[dict[str, Any]]) -> list[str]:
     rows = []
     for e in comparisons:
         t = e["threads"]
-        rows.append(f"| {name} | {e['peer']} | {MODE_WORDS[e['mode']]} | {t['dtlab']} / {t['peer']} | "
+        case = ", ".join(fmt(e[key]) for key, fmt in _CASE.items() if key in e)
+        rows.append(f"| {name} | {e['peer']} | {case} | {MODE_WORDS[e['mode']]} | {t['dtlab']} / {t['peer']} | "
                     f"{speedup(e['speedup'])} | {e.get('peer_note', '')} |")
     return rows
 
@@ -67,6 +80,11 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
                 text_rows.append(f"- **{key}**: {caption}")
         speed_rows += _speed_rows(producer.name, res.get("comparisons", []) if isinstance(res, dict) else [])
     out = [f"Measured by {_run_line(results)}."]
+    provenance = {f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
+                  for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
+                  if "run" in entry}
+    if len({p.split(" (")[1] for p in provenance}) > 1:
+        out.append(f"Entries come from several runs (commit, date): {', '.join(sorted(provenance))}.")
     if figure_rows:
         out += ["", "| figure | what it shows (numbers read from results.json) |", "|---|---|", *figure_rows]
     if text_rows:
@@ -75,8 +93,8 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
         out += ["", "Speedup = peer seconds / dtlab seconds (above 1: dtlab is faster), medians of several runs. "
                     "Per core: one thread on each side. Whole machine: every core on each side where the peer "
                     "can use them; the note says why where it cannot.",
-                "", "| benchmark | peer | setting | threads (dtlab / peer) | speedup | note |",
-                "|---|---|---|---|---|---|", *speed_rows]
+                "", "| benchmark | peer | case | setting | threads (dtlab / peer) | speedup | note |",
+                "|---|---|---|---|---|---|---|", *speed_rows]
     return "\n".join(out)
 
 

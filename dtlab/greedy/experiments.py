@@ -78,7 +78,8 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
     pandas.DataFrame
         Columns ``n_samples``, ``method``, ``seconds`` (NaN when skipped),
         ``n_nodes``, ``skipped``, ``max_depth``, ``threads`` (numba's threads
-        for dtlab's methods; 1 for scikit-learn, which fits a tree on one thread).
+        for the vectorised search, whose kernels are parallel; 1 for the naive
+        and incremental searches and for scikit-learn, which run on one thread).
     """
     import numba
     import pandas as pd
@@ -92,7 +93,8 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
     for n in sizes:
         X, y = data.X[:n], data.y[:n]
         for method in methods:
-            threads = 1 if method == "sklearn" else numba.get_num_threads()
+            # only the vectorised search has parallel kernels; naive, incremental and scikit-learn run on one thread
+            threads = numba.get_num_threads() if method == "vectorized" else 1
             if method == "naive" and naive_max_rows is not None and n > naive_max_rows:
                 rows.append(dict(n_samples=n, method=method, seconds=np.nan, n_nodes=np.nan, skipped=True,
                                  max_depth=max_depth, threads=threads))

@@ -32,7 +32,7 @@ def plot_timing_vs_size(frame, *, reported: dict | None = None, ax=None, title: 
 
     Parameters
     ----------
-    frame : pandas.DataFrame from :func:`dtlab.experiments.greedy.timing_vs_size`
+    frame : pandas.DataFrame from :func:`dtlab.greedy.experiments.timing_vs_size`
     reported : dict, optional
         ``{(method, variant): {n_rows: seconds}}`` drawn as open markers (e.g.
         the C project's reported numbers,
@@ -61,7 +61,7 @@ def plot_timing_vs_size(frame, *, reported: dict | None = None, ax=None, title: 
     depth = frame["max_depth"].iloc[0] if "max_depth" in frame else None
     depth = "unlimited" if depth is None or (isinstance(depth, float) and np.isnan(depth)) else int(depth)
     ax.set(xlabel="training rows", ylabel="training time (s)",
-           title=title or f"Regression tree on the diabetes data (predict age, depth {depth}): time vs rows")
+           title=title or f"Regression tree, diabetes data (age, depth {depth}): time vs rows")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), framealpha=0.9)
     return fig
@@ -105,10 +105,11 @@ def plot_speedups(comparisons, *, ax=None, title: str | None = None):
             ax.annotate(speedup(e["speedup"]), (rect.get_x() + rect.get_width() / 2, rect.get_height()),
                         ha="center", va="bottom", fontsize=7)
     ax.axhline(1.0, color="k", ls="--", lw=0.8, label="parity")
+    ax.set_ylim(0, 1.5 * max(max(e["speedup"] for e in comparisons), 1.0))  # headroom for the legend
     ax.set_xticks(x, labels)
     ax.set(xlabel="max_depth", ylabel="speedup (scikit-learn time / dtlab time)",
            title=title or "Regression tree training speed relative to scikit-learn (same tree)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left")
     return fig
 
 
@@ -117,7 +118,7 @@ def plot_fit_summary(summary, *, ax=None, max_points: int = 3_000):
 
     Parameters
     ----------
-    summary : dict from :func:`dtlab.experiments.greedy.tree_summary`
+    summary : dict from :func:`dtlab.greedy.experiments.tree_summary`
     """
     fig, ax = new_axes(ax, figsize=(5.2, 4.6))
     y, p = summary["y_test"][:max_points], summary["predicted"][:max_points]
