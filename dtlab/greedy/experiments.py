@@ -319,7 +319,7 @@ def _depth_figure(ctx: RunContext) -> dict:
 
 @register_benchmark("greedy_regressor_vs_sklearn", technique="greedy",
                     description="Vectorised regression tree against scikit-learn: training time on 100,000 rows "
-                                "(depth 5, 10, unlimited), per core and whole machine, same tree",
+                                "(depth 5, 10, unlimited), per core and whole machine; trees compared",
                     captions=plots.regressor_speed_captions)
 def _regressor_benchmark(ctx: RunContext) -> dict:
     frame, comparisons = regressor_vs_sklearn(depths=(5, 10, None), repeats=ctx.pick(7, 15), seed=ctx.seed)
@@ -340,7 +340,7 @@ def _regressor_benchmark(ctx: RunContext) -> dict:
 
 @register_benchmark("greedy_classifier_vs_sklearn", technique="greedy",
                     description="CART (Gini) against scikit-learn: training time on Chess3x3 with 10^6 rows, "
-                                "per core and whole machine, same tree",
+                                "per core and whole machine; trees compared",
                     captions=plots.classifier_speed_captions)
 def _classifier_benchmark(ctx: RunContext) -> dict:
     out = classifier_vs_sklearn(n_samples=1_000_000, repeats=ctx.pick(5, 9), seed=ctx.seed)

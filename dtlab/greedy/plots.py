@@ -108,7 +108,7 @@ def plot_speedups(comparisons, *, ax=None, title: str | None = None):
     ax.set_ylim(0, 1.5 * max(max(e["speedup"] for e in comparisons), 1.0))  # headroom for the legend
     ax.set_xticks(x, labels)
     ax.set(xlabel="max_depth", ylabel="speedup (scikit-learn time / dtlab time)",
-           title=title or "Regression tree training speed relative to scikit-learn (same tree)")
+           title=title or "Regression tree training speed relative to scikit-learn")
     ax.legend(fontsize=7, loc="upper left")
     return fig
 
@@ -167,13 +167,19 @@ def regressor_speed_captions(results: dict[str, Any]) -> dict[str, str]:
         modes = by_mode(results["comparisons"], max_depth=depth)
         parts.append(f"depth {'unlimited' if depth is None else depth}: "
                      + ", ".join(comparison_phrase(modes[m]) for m in MODE_WORDS))
-    same = all(r["same_tree"] or r["all_exactly_equal"] for r in results["trees"])
+    trees = []
+    for r in results["trees"]:
+        depth = "unlimited" if r["max_depth"] is None else r["max_depth"]
+        if r["same_tree"]:
+            trees.append(f"depth {depth} the same tree node for node")
+        else:
+            why = ("all between splits of exactly equal gain" if r["all_exactly_equal"]
+                   else "not all explained by equal gains")
+            trees.append(f"depth {depth} {r['n_divergences']} places where the trees part, {why}")
     n = results["trees"][0]["n_samples"]
     return {"greedy_regressor_vs_sklearn": (
         f"Regression tree training speed relative to scikit-learn on {n:,} rows (scikit-learn time / dtlab "
-        f"time): " + "; ".join(parts) + ". "
-        + ("Same tree as scikit-learn at every depth (or differences only between splits of exactly equal gain)."
-           if same else "The trees differ from scikit-learn's at some depth."))}
+        f"time): " + "; ".join(parts) + ". Against scikit-learn's tree: " + "; ".join(trees) + ".")}
 
 
 def classifier_speed_captions(results: dict[str, Any]) -> dict[str, str]:

@@ -51,10 +51,14 @@ def test_captions_read_the_recorded_numbers():
                for r in _timings().to_dict(orient="records")]
     text = plots.timing_captions({"timings": timings})["greedy_regression_timing"]
     assert "At 600 rows the vectorised search took 0.02 s (2 threads) and scikit-learn 0.04 s (1 thread)" in text
-    trees = [{"n_samples": 100, "same_tree": True, "all_exactly_equal": True}]
-    text = plots.regressor_speed_captions({"comparisons": _comparisons(), "trees": trees})
-    assert "depth 5: 1.5x per core (dtlab 1 thread, peer 1 thread), 2.5x whole machine" in text[
+    trees = [{"n_samples": 100, "max_depth": 5, "same_tree": True, "all_exactly_equal": True, "n_divergences": 0},
+             {"n_samples": 100, "max_depth": None, "same_tree": False, "all_exactly_equal": True,
+              "n_divergences": 7}]
+    text = plots.regressor_speed_captions({"comparisons": _comparisons(), "trees": trees})[
         "greedy_regressor_vs_sklearn"]
+    assert "depth 5: 1.5x per core (dtlab 1 thread, peer 1 thread), 2.5x whole machine" in text
+    assert ("depth 5 the same tree node for node; depth unlimited 7 places where the trees part, all between "
+            "splits of exactly equal gain") in text
     depth = plots.depth_captions({"best_depth": 8, "best_test_mse": 313.4, "errors": [
         {"max_depth": 15, "train_mse": 100.0, "test_mse": 400.0}]})
     assert "lowest at depth 8 (313 years^2)" in depth["greedy_regression_depth"]
