@@ -22,11 +22,16 @@ RESULTS_FILE = "results.json"
 
 
 def _git_commit() -> str | None:
+    """Short commit of the code that ran, ``+dirty`` when the package has uncommitted changes."""
+    here = Path(__file__).resolve().parent
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent, timeout=5).stdout.strip() or None
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=here, timeout=5).stdout.strip() or None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], capture_output=True, text=True,
+                               cwd=here, timeout=5).stdout.strip()
     except Exception:
         return None
+    return f"{commit}+dirty" if commit and dirty else commit
 
 
 def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_info: dict[str, Any],
