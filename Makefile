@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
 SCALE ?= small
 
-.PHONY: setup figures test lint lab bench gpu-check clean-figures
+.PHONY: setup figures test lint lab bench readme gpu-check clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## the main job: regenerate every registered figure and figures/results.json
+## the main job: regenerate every registered figure, figures/results.json and the README's results section
 figures: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
 
@@ -31,9 +31,14 @@ lint: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m jupyter lab notebooks/
 
-## benchmarks against peer libraries; ratios go to figures/results.json
+## benchmarks against scikit-learn and the NumPy reference, per core and whole machine; ratios go to
+## figures/results.json and the README's results section
 bench: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab bench --scale $(SCALE)
+
+## regenerate only the README's results section from figures/results.json (no new measurements)
+readme: $(STAMP)
+	$(PY) -m dtlab readme
 
 ## on a GPU machine: real-GPU tests, then GPU benchmarks (no venv: uses that machine's python3)
 gpu-check:

@@ -1,9 +1,10 @@
-"""Command line: ``python -m dtlab figures | bench | info``."""
+"""Command line: ``python -m dtlab figures | bench | readme | info``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -14,21 +15,32 @@ from pathlib import Path
 from typing import Any
 
 from .backend import describe
-from .experiments.registry import BENCHMARKS, FIGURES, SCALES, RunContext, load_all
+from .experiments.catalog import load_all
+from .experiments.registry import BENCHMARKS, FIGURES, SCALES, RunContext
 
 RESULTS_FILE = "results.json"
 
 
 def _git_commit() -> str | None:
+    """Short commit of the code that ran, ``+dirty`` when the package has uncommitted changes."""
+    here = Path(__file__).resolve().parent
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).resolve().parent, timeout=5).stdout.strip() or None
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=here, timeout=5).stdout.strip() or None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], capture_output=True, text=True,
+                               cwd=here, timeout=5).stdout.strip()
     except Exception:
         return None
+    return f"{commit}+dirty" if commit and dirty else commit
 
 
-def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_info: dict[str, Any]) -> Path:
-    """Update ``out_dir/results.json``: replace only the entries just run, keep the others."""
+def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_info: dict[str, Any],
+                   registered: set[str] | None = None) -> Path:
+    """Update ``out_dir/results.json``: replace the entries just run, keep the other registered ones.
+
+    Entries of ``section`` whose names are not in ``registered`` (producers
+    renamed or removed) are dropped, so the file holds no stale results.
+    """
     path = out_dir / RESULTS_FILE
     data: dict[str, Any] = {}
     if path.exists():
@@ -37,9 +49,27 @@ def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_inf
         except json.JSONDecodeError:
             data = {}
     data.setdefault(section, {}).update(entries)
+    if registered is not None:
+        stale = sorted(set(data[section]) - registered)
+        for name in stale:
+            del data[section][name]
+        if stale:
+            print(f"dropped stale {section} entries: {stale}")
     data.setdefault("runs", {})[section] = run_info
     path.write_text(json.dumps(data, indent=2, sort_keys=True, default=_json_default) + "\n")
     return path
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average of the machine (None where the OS does not tell)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _json_default(obj: Any) -> Any:
@@ -62,9 +92,11 @@ def run_producers(table: dict, section: str, only: list[str] | None, scale: str,
     if unknown:
         raise SystemExit(f"unknown {section} {unknown}; registered: {sorted(table)}")
     entries, failed = {}, 0
+    commit = _git_commit()
+    load = _load_average()  # other processes share the cores: timings depend on it
     for name in names:
         producer = table[name]
-        ctx = RunContext(scale=scale, out_dir=out_dir, backend=backend, seed=seed)
+        ctx = RunContext(scale=scale, out_dir=out_dir, backend=backend, seed=seed, technique=producer.technique)
         print(f"[{section}] {name}: {producer.description} ...", flush=True)
         start = time.perf_counter()
         try:
@@ -76,13 +108,14 @@ def run_producers(table: dict, section: str, only: list[str] | None, scale: str,
             failed += 1
         seconds = time.perf_counter() - start
         entries[name] = {"status": status, "technique": producer.technique, "seconds": round(seconds, 3),
+                         "run": {"date": _now(), "commit": commit},
                          "figures": [str(Path(p).relative_to(out_dir)) if Path(p).is_relative_to(out_dir) else p
                                      for p in ctx.figures], "scale": scale, "results": result}
         print(f"[{section}] {name}: {status} in {seconds:.1f} s", flush=True)
-    info = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "scale": scale,
+    info = {"date": _now(), "scale": scale,
             "backend_requested": backend, "machine": describe(), "platform": platform.platform(),
-            "commit": _git_commit()}
-    path = _merge_results(out_dir, section, entries, info)
+            "commit": commit, "load_average": {"start": load, "end": _load_average()}}
+    path = _merge_results(out_dir, section, entries, info, registered=set(table))
     print(f"wrote {path}")
     return failed
 
@@ -99,14 +132,22 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--list", action="store_true", help="list the registered names and exit")
+        p.add_argument("--readme", type=Path, default=None,
+                       help="README whose results section to regenerate afterwards "
+                            "(default: README.md when --out is figures and README.md exists)")
         if command == "bench":
             p.add_argument("--gpu", action="store_true", help="run on the GPU (same as --backend cuda)")
+    p = sub.add_parser("readme", help="regenerate the README's results section from figures/results.json")
+    p.add_argument("--readme", type=Path, default=Path("README.md"))
+    p.add_argument("--out", type=Path, default=Path("figures"), help="figures folder (default: figures)")
     sub.add_parser("info", help="print the backends and devices found")
     args = parser.parse_args(argv)
 
     if args.command == "info":
         print(json.dumps(describe(), indent=2))
         return 0
+    if args.command == "readme":
+        return _update_readme(args.readme, args.out)
     load_all()
     table = FIGURES if args.command == "figures" else BENCHMARKS
     if args.list:
@@ -117,7 +158,20 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     failed = run_producers(table, args.command if args.command == "figures" else "benchmarks", args.only,
                            args.scale, args.out, backend, args.seed)
+    readme = args.readme
+    if readme is None and args.out == Path("figures") and Path("README.md").exists():
+        readme = Path("README.md")
+    if readme is not None:
+        _update_readme(readme, args.out)
     return 1 if failed else 0
+
+
+def _update_readme(readme: Path, figures_dir: Path) -> int:
+    from .experiments.gallery import update_readme
+
+    changed = update_readme(readme, figures_dir)
+    print(f"{readme}: results section {'regenerated' if changed else 'already up to date'}")
+    return 0
 
 
 if __name__ == "__main__":

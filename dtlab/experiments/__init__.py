@@ -1,1 +1,9 @@
-"""Experiments: sweeps returning DataFrames, and the registries of figures and benchmarks."""
+"""The registry behind ``python -m dtlab figures | bench``, timing helpers, the README gallery and the tour.
+
+Each technique's sweeps, producers and benchmarks live in its own package
+(``dtlab/<slug>/experiments.py``); :mod:`.catalog` lists the slugs.
+"""
+
+from .catalog import TECHNIQUES, load_all
+
+__all__ = ["TECHNIQUES", "load_all"]

@@ -1,12 +1,19 @@
 """Registries of figure producers and benchmarks.
 
-Each technique registers its producers here; ``python -m dtlab figures`` and
-``python -m dtlab bench`` run them and merge what they return into
-``figures/results.json``.
+Each technique's ``dtlab/<slug>/experiments.py`` registers its producers here
+(:mod:`dtlab.experiments.catalog` lists the slugs and imports those modules);
+``python -m dtlab figures`` and ``python -m dtlab bench`` run them and merge
+what they return into ``figures/results.json``.
 
 A producer is ``fn(ctx: RunContext) -> dict``: it makes its figures with
 :func:`dtlab.plotting.savefig` (through ``ctx.savefig``) and returns the
 measured numbers (JSON-ready) that go into ``results.json`` under its name.
+Its name, its figure files and its ``technique`` all carry the technique's
+slug (``<slug>`` or ``<slug>_<what>``).  Its optional ``captions`` function
+turns those numbers into the README caption of each figure.
+
+This module imports no producer: it is the leaf every experiments module
+imports, so no import cycle runs through it.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from ..plotting.axes import savefig
 
 SCALES = ("small", "paper")
 
@@ -32,17 +41,21 @@ class RunContext:
     backend : str
         ``"auto"``, ``"cpu"`` or ``"cuda"``, passed on to dtlab calls.
     seed : int
+    technique : str
+        Slug of the producer being run; its figure names must start with it.
     """
 
     scale: str = "small"
     out_dir: Path = Path("figures")
     backend: str = "auto"
     seed: int = 0
+    technique: str | None = None
     figures: list[str] = field(default_factory=list)
 
     def savefig(self, fig, name: str) -> list[str]:
-        from ..plotting import savefig
-
+        if self.technique is not None and not _has_slug(name, self.technique):
+            raise ValueError(f"figure {name!r} of technique {self.technique!r} must be named "
+                             f"{self.technique}_<what>")
         paths = savefig(fig, name, out_dir=self.out_dir)
         self.figures.extend(str(p) for p in paths)
         return [str(p) for p in paths]
@@ -54,36 +67,43 @@ class RunContext:
 
 @dataclass(frozen=True)
 class Producer:
+    """A registered producer; ``captions(results) -> {figure stem: caption}`` reads its own results."""
+
     name: str
     fn: Callable[[RunContext], dict]
     technique: str
     description: str
+    captions: Callable[[dict], dict[str, str]] | None = None
 
 
 FIGURES: dict[str, Producer] = {}
 BENCHMARKS: dict[str, Producer] = {}
 
 
-def _register(table: dict[str, Producer], name: str, technique: str, description: str):
+def _has_slug(name: str, technique: str) -> bool:
+    return name == technique or name.startswith(technique + "_")
+
+
+def _register(table: dict[str, Producer], name: str, technique: str, description: str,
+              captions: Callable[[dict], dict[str, str]] | None):
     def decorator(fn: Callable[[RunContext], dict]):
         if name in table:
             raise ValueError(f"{name!r} is registered twice")
-        table[name] = Producer(name, fn, technique, description)
+        if not _has_slug(name, technique):
+            raise ValueError(f"producer {name!r} of technique {technique!r} must be named {technique}_<what>")
+        table[name] = Producer(name, fn, technique, description, captions)
         return fn
 
     return decorator
 
 
-def register_figure(name: str, *, technique: str, description: str):
+def register_figure(name: str, *, technique: str, description: str,
+                    captions: Callable[[dict], dict[str, str]] | None = None):
     """Decorator: register ``fn(ctx) -> dict`` as the producer of figure(s) ``name``."""
-    return _register(FIGURES, name, technique, description)
+    return _register(FIGURES, name, technique, description, captions)
 
 
-def register_benchmark(name: str, *, technique: str, description: str):
+def register_benchmark(name: str, *, technique: str, description: str,
+                       captions: Callable[[dict], dict[str, str]] | None = None):
     """Decorator: register ``fn(ctx) -> dict`` as benchmark ``name`` (compares with peers, reports ratios)."""
-    return _register(BENCHMARKS, name, technique, description)
-
-
-def load_all() -> None:
-    """Import every module that registers producers."""
-    from . import producers  # noqa: F401
+    return _register(BENCHMARKS, name, technique, description, captions)

@@ -1,4 +1,4 @@
-"""The tour: Chess3x3, a scikit-learn tree imported as a FlatTree, predictions on every backend."""
+"""The tour of the foundation (slug ``tour``): Chess3x3, a scikit-learn tree as a FlatTree, its traversal."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import numpy as np
 from ..backend import cuda_status, resolve_backend
 from ..datasets import chess3x3
 from ..trees import FlatTree
+from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase
 from .registry import RunContext, register_benchmark, register_figure
+from .timing import (MODES, comparison, in_row_chunks, median_seconds, numba_threads, paired_medians, ratio_keys,
+                     threads_for)
 
 
 def tour_tree(n_samples: int = 10_000, noise_attrs: int = 0, max_depth: int | None = 4, seed: int = 0,
@@ -55,8 +58,28 @@ def tour_tree(n_samples: int = 10_000, noise_attrs: int = 0, max_depth: int | No
     return {"X": X, "y": y, "sklearn_tree": sk, "tree": tree, "report": report}
 
 
-@register_figure("tour", technique="foundation",
-                 description="Chess3x3 board and a scikit-learn tree imported as a FlatTree, drawn")
+def _tour_captions(results: dict[str, Any]) -> dict[str, str]:
+    agree = [name for name in ("cpu", "cuda") if results.get(name, {}).get("agrees_with_sklearn")]
+    return {
+        "tour_chess3x3_board": ("The Chess3x3 board of the GDT paper: two uniform attributes, borders at 1/3 and 2/3, "
+                                "five cells of one class and four of the other."),
+        "tour_tree": (f"A scikit-learn CART tree ({results['n_nodes']} nodes, {results['n_samples']:,} rows) imported "
+                      f"as a FlatTree and drawn; traversal on {' and '.join(agree) or 'no backend'} found the same "
+                      f"leaf as scikit-learn's apply for every row checked."),
+    }
+
+
+def _traversal_captions(results: dict[str, Any]) -> dict[str, str]:
+    modes = by_mode(results["comparisons"])
+    return {"tour_traversal_throughput": (
+        f"Leaf lookup in one tree of {results['n_nodes']:,} nodes (depth {results['max_depth']}) for "
+        f"{results['n_rows']:,} rows: dtlab's numba traversal against scikit-learn's apply, "
+        + ", ".join(comparison_phrase(modes[m]) for m in MODE_WORDS) + ".")}
+
+
+@register_figure("tour", technique="tour",
+                 description="Chess3x3 board and a scikit-learn tree imported as a FlatTree, drawn",
+                 captions=_tour_captions)
 def _tour_figures(ctx: RunContext) -> dict:
     from ..plotting import draw_tree, plot_board
 
@@ -67,33 +90,62 @@ def _tour_figures(ctx: RunContext) -> dict:
     return result["report"]
 
 
-@register_benchmark("traversal_throughput", technique="foundation",
-                    description="FlatTree traversal (numba CPU, CUDA) against scikit-learn's apply")
-def _traversal_benchmark(ctx: RunContext) -> dict:
-    """Rows per second of leaf lookup for one deep tree, each backend against scikit-learn in one run."""
+def deep_tree(n_rows: int = 1_000_000, seed: int = 0):
+    """Chess3x3 rows with 8 noise attributes and a deep scikit-learn tree fitted to 20%-flipped labels.
+
+    The clean board needs only 17 nodes; flipped labels make a deep, bushy
+    tree.  Returns ``(X, sklearn_tree, flat_tree)``; ``X`` is float32, so
+    scikit-learn's ``apply`` converts nothing.
+    """
     from sklearn.tree import DecisionTreeClassifier
 
-    from .timing import median_seconds
+    X, y = chess3x3(n_rows, noise_attrs=8, seed=seed)
+    fit_rows = min(n_rows, 100_000)
+    flipped = np.random.default_rng(seed).random(fit_rows) < 0.2
+    sk = DecisionTreeClassifier(random_state=seed, max_depth=20).fit(X[:fit_rows], y[:fit_rows] ^ flipped)
+    return X, sk, FlatTree.from_sklearn(sk)
 
+
+def traversal_throughput(X: np.ndarray, sk: Any, tree: FlatTree, repeats: int = 5) -> dict[str, Any]:
+    """Leaf lookup of one tree: dtlab's CPU traversal against scikit-learn's ``apply`` on the same rows.
+
+    Per core: one numba thread against scikit-learn's one.  Whole machine:
+    every numba thread against scikit-learn's ``apply`` over row blocks in a
+    thread pool of as many threads (its Cython releases the GIL).
+
+    Returns
+    -------
+    dict with ``n_rows, n_nodes, max_depth``, ``comparisons`` (two
+    :func:`~dtlab.experiments.timing.comparison` entries), ``speedup_per_core``
+    and ``speedup_whole_machine``.
+    """
+    comparisons = []
+    for mode in MODES:
+        n = threads_for(mode)
+        with numba_threads(n), in_row_chunks(sk.apply, X, n) as sk_run:
+            t_ours, t_sk = paired_medians([lambda: tree.apply(X, backend="cpu"), sk_run], repeats=repeats)
+        comparisons.append(comparison("scikit-learn DecisionTreeClassifier.apply", mode, t_ours, t_sk, n, n,
+                                      n_rows=int(X.shape[0])))
+    return {"n_rows": int(X.shape[0]), "n_nodes": tree.n_nodes, "max_depth": tree.max_depth,
+            "comparisons": comparisons, **ratio_keys(comparisons, "speedup")}
+
+
+@register_benchmark("tour_traversal_throughput", technique="tour",
+                    description="FlatTree traversal (numba CPU, CUDA) against scikit-learn's apply, per core and "
+                                "whole machine", captions=_traversal_captions)
+def _traversal_benchmark(ctx: RunContext) -> dict:
+    """Rows per second of leaf lookup for one deep tree, each backend against scikit-learn in one run."""
     n_rows = ctx.pick(1_000_000, 20_000_000) if ctx.backend != "cuda" else ctx.pick(10_000_000, 100_000_000)
-    X, y = chess3x3(n_rows, noise_attrs=8, seed=ctx.seed)
-    # 20% flipped labels make a deep, bushy tree (the clean board needs only 17 nodes).
-    flipped = np.random.default_rng(ctx.seed).random(100_000) < 0.2
-    sk = DecisionTreeClassifier(random_state=ctx.seed, max_depth=20).fit(X[:100_000], y[:100_000] ^ flipped)
-    tree = FlatTree.from_sklearn(sk)
-    sk_rows = min(n_rows, 2_000_000)  # scikit-learn is single-threaded: time it on a prefix
-    sklearn_s = median_seconds(lambda: sk.apply(X[:sk_rows]), repeats=3)
-    report = {"n_rows": n_rows, "n_nodes": tree.n_nodes, "max_depth": tree.max_depth,
-              "sklearn_rows_per_s": sk_rows / sklearn_s}
-    cpu_s = median_seconds(lambda: tree.apply(X, backend="cpu"), repeats=3)
-    report["cpu_rows_per_s"] = n_rows / cpu_s
-    report["cpu_vs_sklearn_speedup"] = report["cpu_rows_per_s"] / report["sklearn_rows_per_s"]
+    X, sk, tree = deep_tree(n_rows, seed=ctx.seed)
+    report = traversal_throughput(X, sk, tree, repeats=ctx.pick(5, 7))
     if cuda_status()[0] and not resolve_backend("cuda").simulated:
         be = resolve_backend("cuda")
         X_dev = be.xp.asarray(X)
         gpu_s = median_seconds(lambda: tree.apply(X_dev, backend="cuda"), repeats=5)
-        report.update(cuda_rows_per_s=n_rows / gpu_s, cuda_vs_cpu_speedup=cpu_s / gpu_s,
-                      cuda_device=be.devices()[0].name,
+        cpu = by_mode(report["comparisons"])["whole_machine"]
+        report.update(cuda_rows_per_s=n_rows / gpu_s, cuda_device=be.devices()[0].name,
+                      cuda_vs_cpu_whole_machine=cpu["dtlab_seconds"] / gpu_s,
+                      cuda_vs_cpu_threads={"cuda": "one GPU", "cpu": cpu["threads"]["dtlab"]},
                       cuda_agrees_with_cpu=bool(np.array_equal(tree.apply(X_dev, backend="cuda"),
                                                                tree.apply(X, backend="cpu"))))
     return report

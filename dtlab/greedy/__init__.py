@@ -6,8 +6,10 @@
 - :class:`DecisionTreeClassifier`: CART (Gini) and C4.5 (gain ratio,
   pessimistic pruning), the top-down baseline of the GDT paper.
 
-Both grow exactly the tree scikit-learn grows with the same parameters and
-``random_state`` (see :mod:`dtlab.greedy.compare` for the checks).
+Both grow the tree scikit-learn grows with the same parameters and
+``random_state``; a regression tree may differ where two splits have exactly
+equal gain, which floating-point summation order decides (see
+:mod:`dtlab.greedy.compare` for the checks and :func:`~dtlab.greedy.compare.tie_report`).
 """
 
 from .classifier import DecisionTreeClassifier

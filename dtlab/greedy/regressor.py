@@ -20,7 +20,9 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     age), here with three interchangeable split searches and scikit-learn's
     exact split rules, so that it grows the same tree as
     :class:`sklearn.tree.DecisionTreeRegressor` with the same parameters and
-    ``random_state``.
+    ``random_state``, up to the choice between splits of exactly equal gain
+    (decided by floating-point summation order; see
+    :func:`dtlab.greedy.compare.tie_report`).
 
     Parameters
     ----------

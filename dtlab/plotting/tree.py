@@ -1,78 +1,15 @@
-"""Plotting: one function per kind of figure, and :func:`savefig`.
-
-Every plot has a title, axis labels with units and a legend where more than one
-series is drawn.  Functions take an optional ``ax`` and return the figure.
-"""
+"""Drawing a FlatTree: tests in internal nodes, prediction and sample count in leaves."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import sys
 from typing import Any, Sequence
 
 import numpy as np
 
-FIGURE_FORMATS = ("png", "svg")
+from .axes import new_axes
 
 
-def _pyplot():
-    import matplotlib
-
-    if matplotlib.get_backend().lower() not in ("module://matplotlib_inline.backend_inline", "nbagg", "widget",
-                                                  "ipympl", "module://ipympl.backend_nbagg"):
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def new_axes(ax=None, figsize=(6.4, 4.2)):
-    """Return ``(fig, ax)``: the given axes' figure, or a new figure."""
-    plt = _pyplot()
-    if ax is not None:
-        return ax.figure, ax
-    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return fig, ax
-
-
-def savefig(fig, name: str, out_dir: str | Path = "figures", formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
-    """Write ``fig`` as ``out_dir/name.png`` (and ``.svg``); returns the paths written."""
-    if not name or any(c in name for c in "/\\ "):
-        raise ValueError(f"figure name must be a plain file stem without spaces or slashes, got {name!r}")
-    import matplotlib
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for fmt in formats:
-        path = out / f"{name}.{fmt}"
-        # No date and a fixed id salt keep SVGs byte-stable across regenerations.
-        metadata = {"Date": None} if fmt == "svg" else {"Software": "dtlab"}
-        with matplotlib.rc_context({"svg.hashsalt": "dtlab"}):
-            fig.savefig(path, dpi=120, metadata=metadata)
-        paths.append(path)
-    _pyplot().close(fig)
-    return paths
-
-
-# ---------------------------------------------------------------- datasets
-def plot_board(X: np.ndarray, y: np.ndarray, *, max_points: int = 5000, ax=None, title: str = "Chess3x3"):
-    """Scatter the first two attributes coloured by class, with the 1/3 and 2/3 borders."""
-    fig, ax = new_axes(ax, figsize=(4.6, 4.4))
-    n = min(len(y), max_points)
-    for cls, marker, colour in ((0, "x", "tab:blue"), (1, "+", "tab:orange")):
-        mask = y[:n] == cls
-        ax.scatter(X[:n][mask, 0], X[:n][mask, 1], s=8, marker=marker, c=colour, label=f"class {cls}",
-                   linewidths=0.8)
-    for border in (1 / 3, 2 / 3):
-        ax.axvline(border, color="k", lw=0.6, ls="--")
-        ax.axhline(border, color="k", lw=0.6, ls="--")
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="attribute 0 (unitless, [0, 1))",
-           ylabel="attribute 1 (unitless, [0, 1))", title=f"{title} ({n:,} of {len(y):,} points)")
-    ax.legend(loc="upper right", framealpha=0.9, fontsize=8)
-    return fig
-
-
-# ------------------------------------------------------------------ trees
 def _layout(tree) -> dict[int, tuple[float, float]]:
     """x by in-order leaf position, y by depth."""
     pos: dict[int, tuple[float, float]] = {}
@@ -86,8 +23,6 @@ def _layout(tree) -> dict[int, tuple[float, float]]:
             x = (place(int(tree.left[node]), depth + 1) + place(int(tree.right[node]), depth + 1)) / 2
         pos[node] = (x, -depth)
         return x
-
-    import sys
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * tree.n_nodes + 100))

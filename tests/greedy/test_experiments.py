@@ -1,22 +1,24 @@
-"""Greedy experiments and plots on tiny inputs (the producers' logic, not their timings)."""
+"""Greedy experiments on tiny inputs (the producers' logic, not their timings)."""
 
 import numpy as np
 import pytest
 
-from dtlab.experiments import greedy as G
-from dtlab.experiments.registry import BENCHMARKS, FIGURES, load_all
+from dtlab.experiments.catalog import load_all
+from dtlab.experiments.registry import BENCHMARKS, FIGURES
+from dtlab.experiments.timing import threads_for
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
 from dtlab.greedy import _rules
-from dtlab.plotting_greedy import plot_error_vs_depth, plot_speed_ratio, plot_timing_vs_size
+from dtlab.greedy import experiments as G
 
 
 def test_producers_are_registered():
     load_all()
-    assert {"regression_tree_timing", "regression_tree_depth"} <= set(FIGURES)
-    assert {"regression_tree_vs_sklearn", "classifier_vs_sklearn"} <= set(BENCHMARKS)
+    assert {"greedy_regression_timing", "greedy_regression_depth"} <= set(FIGURES)
+    assert {"greedy_regressor_vs_sklearn", "greedy_classifier_vs_sklearn"} <= set(BENCHMARKS)
+    assert all(FIGURES[n].technique == "greedy" for n in ("greedy_regression_timing", "greedy_regression_depth"))
 
 
-def test_timing_vs_size_and_plot():
+def test_timing_vs_size():
     frame = G.timing_vs_size(sizes=(300, 600), naive_max_rows=300, repeats=1, max_depth=4)
     assert set(frame["method"]) == set(G.METHODS)
     naive = frame[frame["method"] == "naive"].set_index("n_samples")
@@ -25,29 +27,29 @@ def test_timing_vs_size_and_plot():
     assert (done["seconds"] > 0).all()
     # every method grows a tree of the same size on the same rows
     assert done.groupby("n_samples")["n_nodes"].nunique().max() == 1
-    fig = plot_timing_vs_size(frame)
-    ax = fig.axes[0]
-    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    assert ax.get_xlabel() and "(s)" in ax.get_ylabel() and ax.get_title()
-    assert ax.get_legend() is not None
+    assert (frame.loc[frame.method != "vectorized", "threads"] == 1).all() and (frame["threads"] >= 1).all()
 
 
-def test_error_vs_depth_and_plot():
+def test_error_vs_depth():
     frame = G.error_vs_depth(depths=(1, 2, 3, None), n_samples=2_000)
     assert list(frame.columns) == ["max_depth", "train_mse", "test_mse", "n_nodes"]
     train = frame["train_mse"].to_numpy()
     assert (np.diff(train) <= 1e-9).all()  # deeper never fits the training rows worse
-    fig = plot_error_vs_depth(frame.iloc[:3])
-    assert "years" in fig.axes[0].get_ylabel()
 
 
-def test_benchmarks_on_small_inputs():
-    frame = G.regressor_vs_sklearn(depths=(3, None), n_samples=3_000, repeats=1)
-    assert frame.loc[0, "same_tree"] and frame["ratio"].gt(0).all()
+def test_benchmarks_compare_per_core_and_whole_machine():
+    frame, comparisons = G.regressor_vs_sklearn(depths=(3, None), n_samples=3_000, repeats=1)
+    assert frame.loc[0, "same_tree"]
     assert frame.loc[1, "train_mse"] == pytest.approx(frame.loc[1, "train_mse_sklearn"], rel=1e-6)
-    plot_speed_ratio(frame)
+    assert [(e["max_depth"], e["mode"]) for e in comparisons] == [
+        (3, "per_core"), (3, "whole_machine"), (None, "per_core"), (None, "whole_machine")]
+    for e in comparisons:
+        assert e["speedup"] > 0 and e["threads"]["peer"] == 1
+        assert e["threads"]["dtlab"] == threads_for(e["mode"])
+        assert ("peer_note" in e) == (e["threads"]["dtlab"] > 1)
     out = G.classifier_vs_sklearn(n_samples=5_000, repeats=1)
-    assert out["same_tree"] and out["ratio"] > 0
+    assert out["same_tree"] and out["speedup_per_core"] > 0 and out["speedup_whole_machine"] > 0
+    assert [e["mode"] for e in out["comparisons"]] == ["per_core", "whole_machine"]
 
 
 def test_tree_summary():

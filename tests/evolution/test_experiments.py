@@ -1,19 +1,19 @@
-"""GDT experiment functions and plots on tiny inputs (the figures' code paths, not their numbers)."""
+"""GDT experiment functions on tiny inputs (the figures' code paths, not their numbers)."""
 
 import numpy as np
 import pytest
 
 from dtlab.datasets import chess3x3
-from dtlab.evolution.individual import to_flat_tree
-from dtlab.experiments import gdt as exp
-from dtlab.experiments.registry import BENCHMARKS, FIGURES, load_all
+from dtlab.evolution import experiments as exp
+from dtlab.experiments.catalog import load_all
+from dtlab.experiments.registry import BENCHMARKS, FIGURES
 
 
 def test_chess_runs_tables():
     runs, history = exp.chess_runs(n_samples=(300,), noise_attrs=(0, 1), seeds=(0, 1), n_test=500,
                                    max_generations=6, population_size=8)
     assert len(runs) == 4 and set(runs.noise_attrs) == {0, 1}
-    assert {"ideal", "test_accuracy", "first_ideal_generation", "fit_seconds"} <= set(runs.columns)
+    assert {"ideal", "test_accuracy", "first_ideal_generation", "fit_seconds", "threads"} <= set(runs.columns)
     assert ((runs.test_accuracy >= 0) & (runs.test_accuracy <= 1)).all()
     assert len(history) == 4 * 7
     assert {"n_samples", "noise_attrs", "seed", "best_fitness", "best_size"} <= set(history.columns)
@@ -47,50 +47,16 @@ def test_cart_comparison_table():
     assert set(table.method) == {"GDT", "CART"} and set(table.dataset) == {"chess3x3", "higgs"}
     cart = table[table.method == "CART"]
     assert (cart.train_accuracy == 1.0).all()  # unpruned CART fits its training data
+    assert (cart.threads == 1).all() and (table.threads >= 1).all()
     with pytest.raises(ValueError, match="unknown dataset"):
         exp.cart_comparison(datasets=("iris",))
 
 
-def test_sklearn_tree_with_the_same_nodes_finds_the_same_leaves():
-    X, y = chess3x3(3000, noise_attrs=1, seed=0)
-    population = exp.evolved_population(X, y, generations=3, seed=0, population_size=6)
-    for ind in population:
-        sk = exp.to_sklearn_tree(ind, X.shape[1], 2)
-        assert np.array_equal(sk.apply(X), to_flat_tree(ind, X.shape[1]).apply(X, backend="cpu"))
-
-
-def test_evaluator_throughput_table():
-    table = exp.evaluator_throughput(n_samples=3000, population_generations=2, repeats=1, numpy_repeats=1)
-    assert list(table.method) == ["cpu", "cpu-1thread", "numpy", "sklearn-apply"]
-    assert (table.tree_rows_per_s > 0).all()
-    assert table.set_index("method").loc["cpu", "speedup_of_cpu"] == 1.0
-    assert (0 <= table.bitmask_trees).all() and (table.bitmask_trees <= table.n_trees).all()
-
-
-def test_plots_have_titles_labels_and_legends():
-    from dtlab.plotting_gdt import plot_cart_comparison, plot_convergence, plot_throughput
-
-    runs, history = exp.chess_runs(n_samples=(300,), noise_attrs=(0, 1), seeds=(0,), n_test=300,
-                                   max_generations=4, population_size=6)
-    for metric in ("best_fitness", "best_size"):
-        fig = plot_convergence(history, metric)
-        ax = fig.axes[0]
-        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel() and ax.get_legend() is not None
-        assert ax.get_xscale() == "log"
-    with pytest.raises(ValueError, match="no column"):
-        plot_convergence(history, "nope")
-    table = exp.cart_comparison(datasets=("chess3x3",), n_samples=400, max_generations=3, population_size=6)
-    fig = plot_cart_comparison(table)
-    assert all(ax.get_ylabel() and ax.get_legend() is not None for ax in fig.axes)
-    tp = exp.evaluator_throughput(n_samples=2000, population_generations=1, repeats=1, numpy_repeats=1)
-    fig = plot_throughput(tp)
-    assert fig.axes[0].get_xlabel().startswith("throughput")
-
-
 def test_producers_are_registered():
     load_all()
-    assert {"gdt_convergence", "gdt_vs_cart"} <= set(FIGURES)
-    assert {"gdt_evaluator_throughput", "gdt_quality"} <= set(BENCHMARKS)
+    assert {"evolution_convergence", "evolution_vs_cart"} <= set(FIGURES)
+    assert {"evolution_evaluator_throughput", "evolution_quality"} <= set(BENCHMARKS)
+    assert {FIGURES["evolution_convergence"].technique, BENCHMARKS["evolution_quality"].technique} == {"evolution"}
 
 
 def test_summaries():

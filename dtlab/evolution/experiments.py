@@ -1,0 +1,333 @@
+"""GDT experiments (slug ``evolution``): convergence on Chess3x3, comparison with greedy CART, evaluator throughput.
+
+Analogues of Jurczuk, Czajkowski, Kretowski (Applied Intelligence 2021):
+Fig. 11 / 12 (best fitness and best tree size per generation for several
+numbers of objects and noise attributes, :func:`chess_runs`), Table 4 (the
+evolutionary inducer against a greedy top-down one, :func:`cart_comparison`)
+and the fitness-evaluation speed that the paper's GPU work is about
+(:func:`~dtlab.evolution.throughput.evaluator_throughput`, per core and for
+the whole machine).  Every function returns pandas DataFrames; figure
+producers and benchmarks registered at the bottom call them.  The estimator
+never imports this module.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..datasets import chess3x3, load_diabetes_prediction, load_higgs, train_test_split
+from ..experiments.registry import RunContext, register_benchmark, register_figure
+from ..experiments.timing import ratio_keys
+from . import plots
+from .throughput import evaluator_throughput, evolved_population, to_sklearn_tree
+
+__all__ = ["IDEAL_LEAVES", "IDEAL_NODES", "IDEAL_TRAIN_ACCURACY", "cart_comparison", "cart_summary", "chess_runs",
+           "chess_summary", "evaluator_throughput", "evolved_population", "is_ideal_chess_tree", "reached_ideal",
+           "to_sklearn_tree"]
+
+#: Nodes and leaves of the ideal Chess3x3 tree.
+IDEAL_NODES, IDEAL_LEAVES = 17, 9
+
+
+def is_ideal_chess_tree(tree) -> bool:
+    """Whether a tree has the ideal Chess3x3 structure: 17 nodes, 9 leaves, tests on attributes 0 and 1 only."""
+    internal = tree.left != -1
+    return (tree.n_nodes == IDEAL_NODES and tree.n_leaves == IDEAL_LEAVES
+            and bool(np.isin(tree.feature[internal], [0, 1]).all()))
+
+
+# ------------------------------------------------------------------ Chess3x3
+def chess_runs(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence[int] = (0,), seeds: Sequence[int] = (0,),
+               n_test: int = 100_000, stop_at_ideal: bool = False, progress: bool = False,
+               **gdt_params: Any):
+    """Fit :class:`~dtlab.evolution.GDTClassifier` on Chess3x3 for every (rows, noise attributes, seed).
+
+    Parameters
+    ----------
+    n_samples, noise_attrs, seeds : sequences of int
+        The grid.  Training data use seed ``s``, fresh test data seed ``10_000 + s``.
+    n_test : int
+        Rows of the test draw.
+    stop_at_ideal : bool
+        Stop a run at the first generation whose best tree has the ideal
+        structure and at least 99.9% training accuracy (through ``callback``),
+        to time "a run to the ideal tree"; otherwise the GDT stopping rules apply.
+    progress : bool
+        Show GDT's progress bar.
+    **gdt_params
+        Passed to GDTClassifier (e.g. ``max_generations``, ``backend``).
+
+    Returns
+    -------
+    runs : DataFrame, one row per run
+        ``n_samples, noise_attrs, seed, n_nodes, n_leaves, ideal, train_accuracy,
+        test_accuracy, generations, first_ideal_generation`` (first generation
+        whose best tree is ideal by :func:`reached_ideal`; -1 if never), ``seconds_to_ideal``
+        (GDT's elapsed time then), ``fit_seconds`` (whole ``fit``, including
+        compilation on a cold cache), ``threads`` (numba's), ``stop_reason``.
+    history : DataFrame
+        The runs' ``history_`` rows with ``n_samples, noise_attrs, seed`` columns.
+    """
+    import numba
+    import pandas as pd
+
+    from . import GDTClassifier
+
+    runs, histories = [], []
+    for n in n_samples:
+        for noise in noise_attrs:
+            X_test, y_test = chess3x3(n_test, noise, seed=None if n_test == 0 else 10_000 + int(seeds[0]))
+            for seed in seeds:
+                X, y = chess3x3(n, noise, seed=seed)
+                params = dict(gdt_params)
+                params.setdefault("random_state", seed)
+                if stop_at_ideal:
+                    params["callback"] = _stop_at_ideal
+                clf = GDTClassifier(verbose=progress, **params)
+                start = time.perf_counter()
+                clf.fit(X, y)
+                fit_seconds = time.perf_counter() - start
+                h = clf.history_
+                hit = h[reached_ideal(h)]
+                runs.append({"n_samples": n, "noise_attrs": noise, "seed": seed, "n_nodes": clf.tree_.n_nodes,
+                             "n_leaves": clf.tree_.n_leaves, "ideal": is_ideal_chess_tree(clf.tree_),
+                             "train_accuracy": float(clf.score(X, y)),
+                             "test_accuracy": float(clf.score(X_test, y_test)),
+                             "generations": clf.n_generations_,
+                             "first_ideal_generation": int(hit.generation.iloc[0]) if len(hit) else -1,
+                             "seconds_to_ideal": float(hit.elapsed_s.iloc[0]) if len(hit) else float("nan"),
+                             "fit_seconds": fit_seconds, "threads": numba.get_num_threads(),
+                             "stop_reason": clf.stop_reason_})
+                histories.append(h.assign(n_samples=n, noise_attrs=noise, seed=seed))
+    return pd.DataFrame(runs), pd.concat(histories, ignore_index=True)
+
+
+#: Training accuracy from which a 17-node, 9-leaf best tree counts as the ideal tree found.
+IDEAL_TRAIN_ACCURACY = 0.999
+
+
+def reached_ideal(record):
+    """Whether a best tree is the ideal Chess3x3 tree: 17 nodes, 9 leaves, >= 99.9% training accuracy.
+
+    ``record`` is a history record (dict; returns bool) or a history DataFrame
+    (returns a boolean Series, one value per generation).
+    """
+    return ((record["best_size"] == IDEAL_NODES) & (record["best_leaves"] == IDEAL_LEAVES)
+            & (record["best_accuracy"] >= IDEAL_TRAIN_ACCURACY))
+
+
+def _stop_at_ideal(generation: int, record: dict) -> bool:
+    return bool(reached_ideal(record))
+
+
+# --------------------------------------------------------------- vs CART
+def _load(name: str, n_samples: int | None, seed: int):
+    """``(X_train, X_test, y_train, y_test)`` of a named dataset (25% test)."""
+    if name.startswith("chess3x3"):
+        # "chess3x3" or "chess3x3+10" (10 noise attributes); fresh test rows from another seed
+        noise = int(name.split("+")[1]) if "+" in name else 0
+        n = n_samples or 10_000
+        X, y = chess3x3(n, noise, seed=seed)
+        X_test, y_test = chess3x3(max(n // 3, 1000), noise, seed=10_000 + seed)
+        return X, X_test, y, y_test
+    if name == "higgs":
+        data = load_higgs()
+    elif name == "diabetes":
+        data = load_diabetes_prediction(target="diabetes")
+    else:
+        raise ValueError(f"unknown dataset {name!r}; use 'chess3x3', 'chess3x3+<noise>', 'higgs' or 'diabetes'")
+    X, y = data.X, data.y
+    if n_samples is not None and n_samples < X.shape[0]:
+        X, y = X[:n_samples], y[:n_samples]
+    return train_test_split(X, y, test_fraction=0.25, seed=seed)
+
+
+def cart_comparison(datasets: Sequence[str] = ("chess3x3", "higgs", "diabetes"), seeds: Sequence[int] = (0,),
+                    n_samples: int | None = None, **gdt_params: Any):
+    """GDT against scikit-learn's unpruned CART on the same splits (the paper's Table 4 analogue).
+
+    Parameters
+    ----------
+    datasets : names among ``"chess3x3"``, ``"chess3x3+<k>"`` (k noise
+        attributes), ``"higgs"`` (load_higgs) and ``"diabetes"``
+        (load_diabetes_prediction, target "diabetes")
+    seeds : split / generator seeds
+    n_samples : int, optional
+        Use only the first rows of a real dataset (rows of Chess3x3).
+    **gdt_params
+        Passed to GDTClassifier.
+
+    Returns
+    -------
+    DataFrame with one row per (dataset, seed, method): ``n_nodes, n_leaves,
+    train_accuracy, test_accuracy`` (fraction), ``fit_seconds``, ``threads``
+    (numba's threads for GDT; 1 for CART, scikit-learn fits a tree on one
+    thread); ``method`` is ``"GDT"`` or ``"CART"`` (DecisionTreeClassifier with
+    default, unpruned settings).
+    """
+    import numba
+    import pandas as pd
+    from sklearn.tree import DecisionTreeClassifier
+
+    from . import GDTClassifier
+
+    rows = []
+    for name in datasets:
+        for seed in seeds:
+            X_train, X_test, y_train, y_test = _load(name, n_samples, seed)
+            params = dict(gdt_params)
+            params.setdefault("random_state", seed)
+            models = {"GDT": GDTClassifier(**params), "CART": DecisionTreeClassifier(random_state=seed)}
+            for method, model in models.items():
+                start = time.perf_counter()
+                model.fit(X_train, y_train)
+                seconds = time.perf_counter() - start
+                tree = model.tree_
+                n_nodes = tree.n_nodes if method == "GDT" else int(tree.node_count)
+                n_leaves = tree.n_leaves if method == "GDT" else int(model.get_n_leaves())
+                rows.append({"dataset": name, "seed": seed, "method": method, "n_nodes": n_nodes,
+                             "n_leaves": n_leaves, "train_accuracy": float(model.score(X_train, y_train)),
+                             "test_accuracy": float(model.score(X_test, y_test)), "fit_seconds": seconds,
+                             "n_train": int(X_train.shape[0]),
+                             "threads": numba.get_num_threads() if method == "GDT" else 1})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------- summaries
+def chess_summary(runs):
+    """Per (rows, noise attributes): runs reaching the ideal tree, generations to it, test accuracy, fit time.
+
+    Parameters
+    ----------
+    runs : DataFrame from :func:`chess_runs`
+
+    Returns
+    -------
+    DataFrame with ``n_samples, noise_attrs, runs, ideal_runs, min_test_accuracy,
+    first_ideal_generation_{min,median,max}, fit_seconds_{median,max}``.
+    """
+    import pandas as pd
+
+    rows = []
+    for (n, noise), part in runs.groupby(["n_samples", "noise_attrs"]):
+        hit = part.first_ideal_generation[part.first_ideal_generation >= 0]
+        rows.append({"n_samples": int(n), "noise_attrs": int(noise), "runs": len(part),
+                     "ideal_runs": int((part.ideal & (part.test_accuracy >= 0.999)).sum()),
+                     "min_test_accuracy": float(part.test_accuracy.min()),
+                     "first_ideal_generation_min": int(hit.min()) if len(hit) else -1,
+                     "first_ideal_generation_median": float(hit.median()) if len(hit) else float("nan"),
+                     "first_ideal_generation_max": int(hit.max()) if len(hit) else -1,
+                     "fit_seconds_median": float(part.fit_seconds.median()),
+                     "fit_seconds_max": float(part.fit_seconds.max())})
+    return pd.DataFrame(rows)
+
+
+def cart_summary(table):
+    """Per dataset: mean nodes and test accuracy of GDT and CART, the node ratio and the accuracy difference.
+
+    Parameters
+    ----------
+    table : DataFrame from :func:`cart_comparison`
+    """
+    import pandas as pd
+
+    mean = table.groupby(["dataset", "method"])[["n_nodes", "test_accuracy"]].mean()
+    rows = []
+    for name in dict.fromkeys(table.dataset):
+        gdt, cart = mean.loc[(name, "GDT")], mean.loc[(name, "CART")]
+        rows.append({"dataset": name, "seeds": int((table.dataset == name).sum() // 2),
+                     "gdt_nodes": float(gdt.n_nodes), "cart_nodes": float(cart.n_nodes),
+                     "node_ratio": float(cart.n_nodes / gdt.n_nodes),
+                     "gdt_test_accuracy": float(gdt.test_accuracy), "cart_test_accuracy": float(cart.test_accuracy),
+                     "accuracy_difference_points": float(100 * (gdt.test_accuracy - cart.test_accuracy))})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------- producers
+def _gdt_backend(ctx: RunContext) -> str:
+    """The run's backend when a GDT evaluator is registered for it, else ``"auto"`` (never an error)."""
+    from . import EVALUATORS
+
+    return ctx.backend if (ctx.backend, "batched") in EVALUATORS else "auto"
+
+
+@register_figure("evolution_convergence", technique="evolution",
+                 description="GDT best fitness and best tree size per generation on Chess3x3 "
+                             "for several numbers of objects and noise attributes (paper Fig. 11 and 12)",
+                 captions=plots.convergence_captions)
+def _convergence_figures(ctx: RunContext) -> dict:
+    runs, history = chess_runs(n_samples=ctx.pick((2_000, 10_000), (10_000, 100_000)),
+                               noise_attrs=ctx.pick((0, 2), (0, 2, 5, 10)), seeds=ctx.pick((0,), (0, 1, 2)),
+                               n_test=ctx.pick(20_000, 100_000), max_generations=ctx.pick(600, 10_000),
+                               max_stagnation=ctx.pick(600, 1_000), backend=_gdt_backend(ctx))
+    ctx.savefig(plots.plot_convergence(history, "best_fitness", ideal_nodes=IDEAL_NODES),
+                "evolution_convergence_fitness")
+    ctx.savefig(plots.plot_convergence(history, "best_size", ideal_nodes=IDEAL_NODES), "evolution_convergence_size")
+    return {"runs": runs.to_dict(orient="records"), "ideal_nodes": IDEAL_NODES}
+
+
+@register_figure("evolution_vs_cart", technique="evolution",
+                 description="GDT against scikit-learn's greedy CART: tree size, test accuracy, fit time "
+                             "(paper Table 4 analogue) and the evolved Chess3x3 tree",
+                 captions=plots.cart_captions)
+def _comparison_figures(ctx: RunContext) -> dict:
+    from ..plotting import draw_tree
+    from . import GDTClassifier
+
+    table = cart_comparison(datasets=("chess3x3", "higgs", "diabetes"), seeds=(ctx.seed,),
+                            n_samples=ctx.pick(20_000, None), max_generations=ctx.pick(1_000, 10_000),
+                            max_stagnation=ctx.pick(300, 1_000), backend=_gdt_backend(ctx))
+    ctx.savefig(plots.plot_cart_comparison(table), "evolution_vs_cart")
+    n = 10_000
+    X, y = chess3x3(n, seed=ctx.seed)
+    clf = GDTClassifier(max_generations=ctx.pick(2_000, 10_000), max_stagnation=ctx.pick(500, 1_000),
+                        random_state=ctx.seed, backend=_gdt_backend(ctx)).fit(X, y)
+    tree = clf.tree_
+    ctx.savefig(draw_tree(tree, title=f"GDT on Chess3x3 ({n:,} rows): {tree.n_nodes} nodes, {tree.n_leaves} leaves"),
+                "evolution_chess_tree")
+    return {"table": table.to_dict(orient="records"), "summary": cart_summary(table).to_dict(orient="records"),
+            "chess_tree": {"n_samples": n, "n_nodes": tree.n_nodes, "n_leaves": tree.n_leaves,
+                           "ideal": is_ideal_chess_tree(tree)}}
+
+
+@register_benchmark("evolution_evaluator_throughput", technique="evolution",
+                    description="GDT fitness evaluation: batched numba CPU evaluator vs NumPy reference vs "
+                                "scikit-learn apply on the same trees (tree-rows per second), per core and "
+                                "whole machine",
+                    captions=plots.throughput_captions)
+def _throughput_benchmark(ctx: RunContext) -> dict:
+    table, comparisons = evaluator_throughput(n_samples=ctx.pick(100_000, 1_000_000), seed=ctx.seed)
+    ctx.savefig(plots.plot_throughput(table), "evolution_evaluator_throughput")
+    numpy = [e for e in comparisons if e["peer"].startswith("NumPy")]
+    sklearn = [e for e in comparisons if e["peer"].startswith("scikit-learn")]
+    return {"table": table.to_dict(orient="records"), "comparisons": comparisons,
+            **ratio_keys(numpy, "speedup_over_numpy"), **ratio_keys(sklearn, "speedup_over_sklearn_apply")}
+
+
+@register_benchmark("evolution_quality", technique="evolution",
+                    description="GDT quality goals: ideal Chess3x3 trees (10^4, 10^5 rows, 0 and 10 noise "
+                                "attributes), HIGGS and diabetes against CART, time of a 10^5-row run",
+                    captions=plots.quality_captions)
+def _quality_benchmark(ctx: RunContext) -> dict:
+    """The quality and speed goals, measured in one run (``paper`` scale: 5 seeds, 10^4 and 10^5 rows)."""
+    import numba
+
+    seeds = ctx.pick((0, 1), (0, 1, 2, 3, 4))
+    sizes = ctx.pick((10_000,), (10_000, 100_000))
+    backend = _gdt_backend(ctx)
+    runs, _ = chess_runs(n_samples=sizes, noise_attrs=(0, 10), seeds=seeds, max_generations=20_000,
+                         max_stagnation=ctx.pick(300, 1_000), backend=backend)
+    timed, _ = chess_runs(n_samples=(100_000,), noise_attrs=(0,), seeds=(ctx.seed,), stop_at_ideal=True,
+                          max_generations=10_000, backend=backend)
+    table = cart_comparison(datasets=("higgs", "diabetes"), seeds=seeds[:ctx.pick(1, 3)],
+                            max_generations=ctx.pick(1_000, 10_000), max_stagnation=ctx.pick(300, 1_000),
+                            backend=backend)
+    return {"chess_runs": runs.to_dict(orient="records"),
+            "chess_summary": chess_summary(runs).to_dict(orient="records"),
+            "run_100k_to_ideal_seconds": float(timed.fit_seconds.iloc[0]),
+            "run_100k_to_ideal_generations": int(timed.generations.iloc[0]),
+            "threads": {"gdt": numba.get_num_threads(), "cart": 1},
+            "real_data": cart_summary(table).to_dict(orient="records")}

@@ -1,0 +1,27 @@
+"""The techniques whose producers ``python -m dtlab figures | bench`` runs, one slug each.
+
+A technique ``<slug>`` keeps its producers in ``dtlab/<slug>/experiments.py``
+and joins the registry by adding its slug to :data:`TECHNIQUES`.  The tour of
+the foundation (slug ``tour``) lives in :mod:`dtlab.experiments.tour`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: Technique slugs, in the order their figures appear (future: "boosting", "inference", "linear").
+TECHNIQUES = ("greedy", "evolution")
+
+#: The foundation tour's slug.
+TOUR = "tour"
+
+
+def experiment_modules() -> tuple[str, ...]:
+    """Names of the modules that register producers: the tour, then each technique's experiments."""
+    return ("dtlab.experiments.tour",) + tuple(f"dtlab.{slug}.experiments" for slug in TECHNIQUES)
+
+
+def load_all() -> None:
+    """Import every module that registers producers (idempotent)."""
+    for name in experiment_modules():
+        importlib.import_module(name)

@@ -1,0 +1,130 @@
+"""The README's results section, generated from ``figures/results.json``.
+
+``python -m dtlab figures | bench`` rewrite the part of ``README.md`` between
+:data:`BEGIN` and :data:`END` (``python -m dtlab readme`` does it alone): every
+figure with its caption, the benchmarks without a figure, and a table of every
+speed ratio with its threads.  Captions come from each producer's
+``captions(results)`` function (registered with it, written in
+``dtlab/<slug>/plots.py``), so every number in them is read from the results,
+not typed in.  Regenerating from the committed results gives the committed
+section (a test checks it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..plotting.text import MODE_WORDS, speedup
+from .catalog import TECHNIQUES, TOUR, load_all
+from .registry import BENCHMARKS, FIGURES, Producer
+
+BEGIN = "<!-- results:begin -->"
+END = "<!-- results:end -->"
+
+
+def _producers() -> list[tuple[str, Producer]]:
+    """Figures then benchmarks, each in catalog order (tour, then TECHNIQUES), whatever the import order was."""
+    load_all()
+    order = {slug: i for i, slug in enumerate((TOUR, *TECHNIQUES))}
+    rank = lambda p: order.get(p.technique, len(order))  # noqa: E731
+    return ([("figures", p) for p in sorted(FIGURES.values(), key=rank)]
+            + [("benchmarks", p) for p in sorted(BENCHMARKS.values(), key=rank)])
+
+
+def _run_line(results: dict[str, Any]) -> str:
+    parts = []
+    for section, run in sorted(results.get("runs", {}).items()):
+        machine = run.get("machine", {})
+        load = run.get("load_average", {})
+        load_text = (f", load average {load['start']}-{load['end']} from other processes"
+                     if load.get("start") is not None else "")
+        parts.append(f"`{section}`: scale {run.get('scale')}, {machine.get('cpu_workers', '?')} CPU cores, "
+                     f"{machine.get('numba_threads', '?')} numba threads, "
+                     f"{'CUDA' if machine.get('cuda_available') else 'no GPU'}{load_text}, commit {run.get('commit')}")
+    return "; ".join(parts)
+
+
+#: Facts of a comparison entry that tell its case apart, and how they read.
+_CASE = {"max_depth": lambda v: f"max_depth {'unlimited' if v is None else v}", "n_trees": lambda v: f"{v} trees",
+         "n_samples": lambda v: f"{v:,} rows", "n_rows": lambda v: f"{v:,} rows"}
+
+
+def _speed_rows(name: str, comparisons: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for e in comparisons:
+        t = e["threads"]
+        case = ", ".join(fmt(e[key]) for key, fmt in _CASE.items() if key in e)
+        rows.append(f"| {name} | {e['peer']} | {case} | {MODE_WORDS[e['mode']]} | {t['dtlab']} / {t['peer']} | "
+                    f"{speedup(e['speedup'])} | {e.get('peer_note', '')} |")
+    return rows
+
+
+def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
+    """Markdown of the figures, captions and speed ratios recorded in ``results`` (one results.json)."""
+    figure_rows, text_rows, speed_rows = [], [], []
+    for section, producer in _producers():
+        entry = results.get(section, {}).get(producer.name)
+        if not entry or entry.get("status") != "ok":
+            continue
+        res = entry["results"]
+        captions = producer.captions(res) if producer.captions else {}
+        stems = [Path(f).with_suffix("").as_posix() for f in entry.get("figures", []) if f.endswith(".png")]
+        for stem in stems:
+            caption = captions.get(Path(stem).name, producer.description)
+            figure_rows.append(f"| ![{Path(stem).name}]({figures_prefix}/{stem}.png) | {caption} |")
+        for key, caption in captions.items():
+            if key not in {Path(s).name for s in stems}:
+                text_rows.append(f"- **{key}**: {caption}")
+        speed_rows += _speed_rows(producer.name, res.get("comparisons", []) if isinstance(res, dict) else [])
+    out = [f"Measured by {_run_line(results)}."]
+    provenance = {f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
+                  for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
+                  if "run" in entry}
+    if len({p.split(" (")[1] for p in provenance}) > 1:
+        out.append(f"Entries come from several runs (commit, date): {', '.join(sorted(provenance))}.")
+    if figure_rows:
+        out += ["", "| figure | what it shows (numbers read from results.json) |", "|---|---|", *figure_rows]
+    if text_rows:
+        out += ["", *text_rows]
+    if speed_rows:
+        out += ["", "Speedup = peer seconds / dtlab seconds (above 1: dtlab is faster), medians of several runs. "
+                    "Per core: one thread on each side. Whole machine: every core on each side where the peer "
+                    "can use them; the note says why where it cannot.",
+                "", "| benchmark | peer | case | setting | threads (dtlab / peer) | speedup | note |",
+                "|---|---|---|---|---|---|---|", *speed_rows]
+    return "\n".join(out)
+
+
+def section(figures_dir: Path = Path("figures"), prefix: str = "figures") -> str:
+    """The generated section (markers included) from ``figures_dir/results.json`` and ``figures_dir/paper/``.
+
+    ``prefix`` is the figures folder as the README links it.
+    """
+    figures_dir = Path(figures_dir)
+    parts = [BEGIN, f"<!-- generated from {prefix}/results.json by `python -m dtlab readme` (run by `make figures` "
+                    "and `make bench`); edit the captions in dtlab/<slug>/plots.py, not this text -->", ""]
+    parts.append(render(json.loads((figures_dir / "results.json").read_text()), prefix))
+    paper = figures_dir / "paper" / "results.json"
+    if paper.exists():
+        parts += ["", f"### At paper scale (`{prefix}/paper/`)", "", render(json.loads(paper.read_text()),
+                                                                             f"{prefix}/paper")]
+    parts.append(END)
+    return "\n".join(parts)
+
+
+def update_readme(readme: Path = Path("README.md"), figures_dir: Path = Path("figures")) -> bool:
+    """Replace the README's section between the markers; returns whether the file changed."""
+    readme = Path(readme)
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"{readme} has no {BEGIN} ... {END} markers")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    prefix = Path(os.path.relpath(Path(figures_dir).resolve(), readme.parent.resolve())).as_posix()
+    new = head + section(figures_dir, prefix) + tail
+    if new != text:
+        readme.write_text(new)
+    return new != text

@@ -1,5 +1,0 @@
-"""Imports the modules that register figure producers and benchmarks."""
-
-from . import tour  # noqa: F401
-from . import greedy  # noqa: F401
-from . import gdt  # noqa: F401

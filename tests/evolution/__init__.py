@@ -1,0 +1,1 @@
+"""Tests of dtlab.evolution (a package: test file names such as test_experiments.py repeat across folders)."""
