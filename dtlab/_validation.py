@@ -162,3 +162,14 @@ def check_real(value: Any, name: str, *, low: float | None = None, high: float |
     if high is not None and value > high:
         raise ValueError(f"{name} must be <= {high}, got {value}")
     return float(value)
+
+
+def check_tree_input(X: Any, n_features: int) -> np.ndarray:
+    """Rows to walk through a tree: 2-D, ``n_features`` columns, float32 kept (else float64), NaN allowed, no inf.
+
+    Float32 data stay float32 so that ``x <= threshold`` is decided exactly as
+    on the float32 values a model was trained on.
+    """
+    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+    return check_X(X, dtype=dtype, allow_nan=True, n_features=n_features, min_samples=0)
+

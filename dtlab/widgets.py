@@ -28,8 +28,8 @@ def dataset_size_slider(value: int = 10_000, min_exp: int = 3, max_exp: int = 7,
     if not 10 ** min_exp <= value <= 10 ** max_exp:
         raise ValueError(f"value {value} is outside [10**{min_exp}, 10**{max_exp}]")
     # IntSlider over the exponent would lose values like 20,000; SelectionSlider keeps a 1-2-5 ladder.
-    options = sorted({m * 10 ** e for e in range(min_exp, max_exp + 1) for m in (1, 2, 5) if m * 10 ** e <= 10 ** max_exp}
-                     | {value})
+    ladder = {m * 10 ** e for e in range(min_exp, max_exp + 1) for m in (1, 2, 5) if m * 10 ** e <= 10 ** max_exp}
+    options = sorted(ladder | {value})
     return w.SelectionSlider(options=[(f"{o:,}", o) for o in options], value=value, description=description,
                              continuous_update=False)
 

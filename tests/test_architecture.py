@@ -24,22 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dtlab"
 
 #: Modules that are not techniques; none of them may import a technique package.
-FOUNDATION = ("dtlab.backend", "dtlab._validation", "dtlab.datasets", "dtlab.trees", "dtlab.plotting")
-
-#: Cycles inside modules another worktree owns (reported there, to be broken there). A cycle that
-#: disappears makes its xfail below pass: then delete it here.
-KNOWN_CYCLES = {
-    frozenset({"dtlab.trees.traversal", "dtlab.trees._traversal_cuda"}):
-        "traversal imports _traversal_cuda lazily, which imports find_leaf back from traversal",
-    frozenset({"dtlab.greedy.builder", "dtlab.greedy._split_cuda"}):
-        "builder imports _split_cuda lazily, which imports presort back from builder",
-}
+FOUNDATION = ("dtlab.backend", "dtlab._validation", "dtlab._jit", "dtlab._cuda_blocks", "dtlab.datasets", "dtlab.trees",
+              "dtlab.plotting")
 
 #: Lines above which a module's docstring must say why it is long ("Long module: ...").
 MAX_LINES = 450
-
-#: Long modules another worktree owns, without that sentence yet.
-KNOWN_LONG = {"dtlab.greedy._split_cpu"}
 
 
 def module_files() -> dict[str, tuple[Path, bool]]:
@@ -137,14 +126,8 @@ def test_the_cycle_finder_finds_cycles():
 
 
 def test_no_import_cycles():
-    cycles = [c for c in strongly_connected_components(import_graph()) if frozenset(c) not in KNOWN_CYCLES]
+    cycles = strongly_connected_components(import_graph())
     assert not cycles, f"import cycles among dtlab modules (function-level imports count): {cycles}"
-
-
-@pytest.mark.xfail(strict=False, reason="cycles in modules another worktree owns; delete from KNOWN_CYCLES when gone")
-@pytest.mark.parametrize("cycle", sorted(KNOWN_CYCLES, key=sorted), ids=lambda c: "<->".join(sorted(c)))
-def test_known_cycle_is_gone(cycle):
-    assert cycle not in {frozenset(c) for c in strongly_connected_components(import_graph())}
 
 
 def test_foundation_never_imports_a_technique():
@@ -185,7 +168,7 @@ def test_long_modules_say_why():
     for name, (path, _) in module_files().items():
         lines = path.read_text().count("\n")
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
-        if lines > MAX_LINES and "Long module:" not in doc and name not in KNOWN_LONG:
+        if lines > MAX_LINES and "Long module:" not in doc:
             too_long.append(f"{name} ({lines} lines)")
     assert not too_long, f"over {MAX_LINES} lines without 'Long module: <why>' in the docstring: {too_long}"
 

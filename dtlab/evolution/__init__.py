@@ -24,8 +24,17 @@ Applied Intelligence 51 (2021) 5683-5700.
 import warnings
 
 from .defaults import DEFAULTS, defaults_table
-from .evaluators import (EVALUATORS, VARIANTS, CpuEvaluator, Evaluator, LeafStats, NumpyEvaluator, merge_stats,
-                         register_evaluator, resolve_evaluator)
+from .evaluators import (
+    EVALUATORS,
+    VARIANTS,
+    CpuEvaluator,
+    Evaluator,
+    LeafStats,
+    NumpyEvaluator,
+    merge_stats,
+    register_evaluator,
+    resolve_evaluator,
+)
 from .gdt import GDTClassifier
 
 __all__ = ["DEFAULTS", "EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "GDTClassifier", "LeafStats",

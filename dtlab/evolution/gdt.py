@@ -299,8 +299,9 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             current = ckpt._jsonable(self._search_params())
             changed = sorted(k for k in set(current) | set(saved_params) if current.get(k) != saved_params.get(k))
             if changed:
+                differences = ", ".join(f"{k}: {saved_params.get(k)!r} -> {current.get(k)!r}" for k in changed)
                 raise ValueError(f"the checkpoint in {self.checkpoint} was made with other parameters "
-                                 f"({', '.join(f'{k}: {saved_params.get(k)!r} -> {current.get(k)!r}' for k in changed)}); "
+                                 f"({differences}); "
                                  f"only {', '.join(RESUMABLE_CHANGES)} may change when resuming")
             if state.stop_reason in ("max_generations", "stagnation", "callback", "interrupted"):
                 state.stop_reason = None  # limits may have been raised; run() re-checks them

@@ -295,11 +295,11 @@ def remove_empty_branches(ind: Individual) -> Individual:
     redirect = {}
     for node in range(ind.n_nodes):
         if ind.left[node] != -1 and total[node] > 0:
-            l, r = int(ind.left[node]), int(ind.right[node])
-            if total[l] == 0:
-                redirect[(0, node)] = (0, r)
-            elif total[r] == 0:
-                redirect[(0, node)] = (0, l)
+            left, right = int(ind.left[node]), int(ind.right[node])
+            if total[left] == 0:
+                redirect[(0, node)] = (0, right)
+            elif total[right] == 0:
+                redirect[(0, node)] = (0, left)
     if not redirect:
         return ind
 

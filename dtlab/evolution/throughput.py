@@ -12,8 +12,15 @@ from typing import Any
 import numpy as np
 
 from ..datasets import chess3x3
-from ..experiments.timing import (MODES, comparison, in_row_chunks, median_seconds, numba_threads, paired_medians,
-                                  threads_for)
+from ..experiments.timing import (
+    MODES,
+    comparison,
+    in_row_chunks,
+    median_seconds,
+    numba_threads,
+    paired_medians,
+    threads_for,
+)
 
 __all__ = ["NUMPY_NOTE", "evaluator_throughput", "evolved_population", "reference_evaluator", "to_sklearn_tree"]
 

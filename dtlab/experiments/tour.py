@@ -9,11 +9,19 @@ import numpy as np
 
 from ..backend import cuda_status, resolve_backend
 from ..datasets import chess3x3
-from ..trees import FlatTree
 from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase
+from ..trees import FlatTree
 from .registry import RunContext, register_benchmark, register_figure
-from .timing import (MODES, comparison, in_row_chunks, median_seconds, numba_threads, paired_medians, ratio_keys,
-                     threads_for)
+from .timing import (
+    MODES,
+    comparison,
+    in_row_chunks,
+    median_seconds,
+    numba_threads,
+    paired_medians,
+    ratio_keys,
+    threads_for,
+)
 
 
 def tour_tree(n_samples: int = 10_000, noise_attrs: int = 0, max_depth: int | None = 4, seed: int = 0,

@@ -36,8 +36,18 @@ from .._cuda_blocks import block_argmax, block_inclusive_scan
 from ._draws import _select_feature
 from ._grower import _class_stats, _reg_stats
 from ._presort import attribute_lists
-from ._rules import (FEATURE_THRESHOLD, GAIN_RATIO, GINI, LN2, MSE, child_can_split, is_leaf, keeps_split,
-                     min_split, split_threshold)
+from ._rules import (
+    FEATURE_THRESHOLD,
+    GAIN_RATIO,
+    GINI,
+    LN2,
+    MSE,
+    child_can_split,
+    is_leaf,
+    keeps_split,
+    min_split,
+    split_threshold,
+)
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128

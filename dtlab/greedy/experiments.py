@@ -101,7 +101,7 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
                 continue
             est = _estimator(method, max_depth, seed)
             slow = method == "naive" and n > 5_000
-            seconds = paired_medians([lambda: est.fit(X, y)], repeats=1 if slow else repeats,
+            seconds = paired_medians([lambda est=est, X=X, y=y: est.fit(X, y)], repeats=1 if slow else repeats,
                                      warmup=0 if slow else 1)[0]
             n_nodes = est.tree_.node_count if method == "sklearn" else est.tree_.n_nodes
             rows.append(dict(n_samples=n, method=method, seconds=seconds, n_nodes=int(n_nodes), skipped=False,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .traversal import _traversal_input
+from .._validation import check_tree_input
 from .walk import cuda_walks
 
 _find_leaf_gpu = cuda_walks()["find_leaf"]
@@ -28,7 +28,7 @@ def apply_cuda(tree, X, backend) -> np.ndarray:
     """Leaf index per row computed on the GPU; returns a host int32 array."""
     xp = backend.xp
     if backend.simulated or isinstance(X, np.ndarray) or not hasattr(X, "__cuda_array_interface__"):
-        X_host = _traversal_input(tree, backend.to_host(X))
+        X_host = check_tree_input(backend.to_host(X), tree.n_features)
         backend.check_fits(X_host.nbytes, "the rows to traverse")
         X_dev = xp.asarray(X_host)
     else:  # already a device array: validate shape and finiteness on the device

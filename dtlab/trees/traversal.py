@@ -15,11 +15,10 @@ from typing import Any
 import numba
 import numpy as np
 
-from .._validation import check_X
+from .._validation import check_tree_input
 from ..backend import resolve_backend
 from . import walk
 from .walk import cpu_walks
-
 
 _find_leaf_cpu = cpu_walks()["find_leaf"]
 
@@ -28,11 +27,6 @@ _find_leaf_cpu = cpu_walks()["find_leaf"]
 def _apply_cpu(X, feature, threshold, left, right, missing_left, out):
     for row in numba.prange(X.shape[0]):
         out[row] = _find_leaf_cpu(X, row, 0, feature, threshold, left, right, missing_left)
-
-
-def _traversal_input(tree, X: Any) -> np.ndarray:
-    dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
-    return check_X(X, dtype=dtype, allow_nan=True, n_features=tree.n_features, min_samples=0)
 
 
 def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
@@ -53,7 +47,7 @@ def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
         from ._traversal_cuda import apply_cuda
 
         return apply_cuda(tree, X, be)
-    X = _traversal_input(tree, X)
+    X = check_tree_input(X, tree.n_features)
     out = np.empty(X.shape[0], dtype=np.int32)
     if X.shape[0]:
         _apply_cpu(X, tree.feature, tree.threshold, tree.left, tree.right, tree.missing_left, out)
@@ -62,7 +56,7 @@ def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
 
 def apply_reference(tree, X: Any) -> np.ndarray:
     """Plain-Python traversal, the readable reference the kernels are tested against."""
-    X = _traversal_input(tree, X)
+    X = check_tree_input(X, tree.n_features)
     out = np.empty(X.shape[0], dtype=np.int32)
     plain = walk.compile_walks(lambda fn: fn)["find_leaf"]  # the same functions, run as Python
     for row in range(X.shape[0]):

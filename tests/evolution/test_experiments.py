@@ -1,6 +1,5 @@
 """GDT experiment functions on tiny inputs (the figures' code paths, not their numbers)."""
 
-import numpy as np
 import pytest
 
 from dtlab.datasets import chess3x3

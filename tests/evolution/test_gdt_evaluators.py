@@ -8,13 +8,20 @@ from hypothesis import strategies as st
 from dtlab.datasets import shard
 from dtlab.evolution import EVALUATORS, CpuEvaluator, LeafStats, NumpyEvaluator, merge_stats, resolve_evaluator
 from dtlab.evolution.individual import apply_stats, pack, to_flat_tree
-from dtlab.evolution.kernels import (EMPTY_HASH, ROW_CHUNK, _evaluate_range_parallel, _propagate_up, _splitmix64,
-                                     compile_row_functions, splitmix64, tree_salts)
-from dtlab.trees import PackedForest, apply_reference
-from dtlab.trees.bitmask import forest_masks
-
+from dtlab.evolution.kernels import (
+    EMPTY_HASH,
+    ROW_CHUNK,
+    _evaluate_range_parallel,
+    _propagate_up,
+    _splitmix64,
+    compile_row_functions,
+    splitmix64,
+    tree_salts,
+)
 from dtlab.testing import random_data
 from dtlab.testing import random_individuals as random_trees
+from dtlab.trees import PackedForest, apply_reference
+from dtlab.trees.bitmask import forest_masks
 
 
 def brute_force_stats(X, y, n_classes, batch, seed, row_offset=0):
@@ -107,9 +114,9 @@ def test_result_does_not_depend_on_the_number_of_blocks():
         masks = forest_masks(batch, X.dtype)
         _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.uint64(3),
                                  batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
-                                 batch.missing_left, tree_salts(3, batch.n_trees), masks.masked, masks.test_offset, masks.test_feature,
-                                 masks.test_threshold, masks.test_mask, masks.leaf_offset, masks.leaf_node,
-                                 n_blocks, stats.counts, stats.cand_hash, stats.cand_row)
+                                 batch.missing_left, tree_salts(3, batch.n_trees), masks.masked, masks.test_offset,
+                                 masks.test_feature, masks.test_threshold, masks.test_mask, masks.leaf_offset,
+                                 masks.leaf_node, n_blocks, stats.counts, stats.cand_hash, stats.cand_row)
         results.append(stats)
     assert all(r.equals(expected) for r in results)
 

@@ -7,16 +7,24 @@ from hypothesis import strategies as st
 
 from dtlab.evolution import CpuEvaluator
 from dtlab.evolution.algorithm import evaluate
+from dtlab.evolution.individual import Individual, assemble, from_flat_tree, pack, remove_empty_branches, to_flat_tree
 from dtlab.evolution.kernels import tree_salts
-from dtlab.evolution.individual import (Individual, assemble, from_flat_tree, pack, remove_empty_branches,
-                                        to_flat_tree)
-from dtlab.evolution.operators import (OperatorContext, crossover, dipole_test, expand, grow_tree,
-                                       initial_population, mutate, new_test, prune, shift_threshold)
+from dtlab.evolution.operators import (
+    OperatorContext,
+    crossover,
+    dipole_test,
+    expand,
+    grow_tree,
+    initial_population,
+    mutate,
+    new_test,
+    prune,
+    shift_threshold,
+)
 from dtlab.evolution.selection import linear_ranking, ranked_pick, ranking_probabilities
-from dtlab.trees import apply_reference
-
 from dtlab.testing import random_data
 from dtlab.testing import random_individuals as random_trees
+from dtlab.trees import apply_reference
 
 
 def context(rng, X, evaluator, max_depth=8):

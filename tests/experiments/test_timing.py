@@ -4,8 +4,16 @@ import numba
 import numpy as np
 import pytest
 
-from dtlab.experiments.timing import (comparison, in_row_chunks, machine_threads, median_seconds, numba_threads,
-                                      paired_medians, ratio_keys, threads_for)
+from dtlab.experiments.timing import (
+    comparison,
+    in_row_chunks,
+    machine_threads,
+    median_seconds,
+    numba_threads,
+    paired_medians,
+    ratio_keys,
+    threads_for,
+)
 
 
 def test_medians_call_every_function_after_warmup():

@@ -6,8 +6,7 @@ import pytest
 from dtlab.experiments.catalog import load_all
 from dtlab.experiments.registry import BENCHMARKS, FIGURES
 from dtlab.experiments.timing import threads_for
-from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
-from dtlab.greedy import _rules
+from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor, _rules
 from dtlab.greedy import experiments as G
 
 

@@ -161,7 +161,7 @@ def test_rules_compiled_equal_plain_and_child_rule_is_sklearns(rng):
 
 
 def test_naive_scan_finds_same_position(rng):
-    for trial in range(20):
+    for _ in range(20):
         m = int(rng.integers(2, 40))
         x = rng.random(m).astype(np.float32)
         y = rng.normal(size=m)
