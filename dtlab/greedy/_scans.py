@@ -120,7 +120,7 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
 
 @numba.njit(**NJIT)
 def _scan_mse_incremental(xs, ys, s, e, msl, thr):
-    """One row at a time: update B (and A) as each row moves to the left side.
+    """One row at a time: update the left side's sum B as each row moves to it.
 
     Same result as :func:`_scan_prefix` with unit hessians and ``lam = 0``, bit
     for bit (same sums in the same order), written as the project wrote it: a
@@ -131,13 +131,11 @@ def _scan_mse_incremental(xs, ys, s, e, msl, thr):
     for i in range(m):
         total += ys[s + i]
     b_left = 0.0
-    a_left = 0.0  # A_S of the left side: gives its squared error a_left - b_left**2 / n_left
     best = -np.inf
     best_nl = -1
     for nl in range(1, m):
         y = ys[s + nl - 1]
         b_left += y
-        a_left += y * y
         if nl < msl:
             continue
         if m - nl < msl:
@@ -145,8 +143,9 @@ def _scan_mse_incremental(xs, ys, s, e, msl, thr):
         if xs[s + nl] <= xs[s + nl - 1] + thr:
             continue  # a tie: no threshold between equal values
         b_right = total - b_left
-        # SSE_L + SSE_R = A_S - (B_L^2/n_L + B_R^2/n_R): A_S is the same for every
-        # split, so the largest bracket is the smallest squared error.
+        # SSE_L + SSE_R = A_S - (B_L^2/n_L + B_R^2/n_R) with A_S = sum y^2 the same for
+        # every split, so the largest bracket is the smallest squared error: the
+        # project's running A_S is not needed to rank candidates.
         proxy = b_left * b_left / nl + b_right * b_right / (m - nl)
         if proxy > best:
             best = proxy
@@ -160,11 +159,10 @@ def _scan_mse_naive(xs, X_f, y, samples, s, e, msl, thr):
 
     ``xs`` holds the node's sorted values of the feature.  For each candidate
     the node's rows are walked in row order and split by value, and both sides'
-    ``n``, ``B = sum y`` and ``A = sum y^2`` -- hence their variances
-    ``A/n - (B/n)^2`` -- are recomputed from scratch.  Candidates are ranked
-    by ``B_L^2/n_L + B_R^2/n_R`` (``SSE_L + SSE_R = A_S`` minus it), the
-    quantity the other scans rank by, so that all three agree whenever the sums
-    are exact.
+    ``n`` and ``B = sum y`` are recomputed from scratch.  Candidates are ranked
+    by ``B_L^2/n_L + B_R^2/n_R`` (``SSE_L + SSE_R = A_S`` minus it, and
+    ``A_S = sum y^2`` is the same for every split), the quantity the other
+    scans rank by, so that all three agree whenever the sums are exact.
     """
     m = e - s
     best = -np.inf
@@ -175,22 +173,17 @@ def _scan_mse_naive(xs, X_f, y, samples, s, e, msl, thr):
         cut = xs[nl - 1]
         n_l = 0
         b_l = 0.0
-        a_l = 0.0
         b_r = 0.0
-        a_r = 0.0
         for i in range(s, e):
             r = samples[i]
             v = y[r]
             if X_f[r] <= cut:
                 n_l += 1
                 b_l += v
-                a_l += v * v
             else:
                 b_r += v
-                a_r += v * v
         n_r = m - n_l
-        # variance of each side: a/n - (b/n)^2; the split with the smallest
-        # n_l var_l + n_r var_r = (a_l + a_r) - (b_l^2/n_l + b_r^2/n_r) wins
+        # the split with the smallest n_l var_l + n_r var_r = A_S - (b_l^2/n_l + b_r^2/n_r) wins
         proxy = b_l * b_l / n_l + b_r * b_r / n_r
         if proxy > best:
             best = proxy
