@@ -79,22 +79,23 @@ def test_mse_scans_agree_with_reference(rng, msl):
             assert vec[0] == pytest.approx(ref[0], rel=1e-12)
 
 
-def _sorted_segment(rng, trial, n, s, e):
-    """float32 values sorted on ``[s, e)`` (ties on odd trials), random elsewhere."""
+def _sorted_segment(rng, trial):
+    """A random length ``n``, a segment ``[s, e)`` of at least two rows, and float32 values sorted on it
+    (ties on odd trials), random elsewhere: ``(n, s, e, xs)``."""
+    n = int(rng.integers(4, 70))
+    s = int(rng.integers(0, n - 2))
+    e = int(rng.integers(s + 2, n + 1))
     xs = rng.random(n).astype(np.float32)
     seg = rng.integers(0, 8, e - s).astype(np.float32) if trial % 2 else rng.random(e - s).astype(np.float32)
     xs[s:e] = np.sort(seg)
-    return xs
+    return n, s, e, xs
 
 
 @pytest.mark.parametrize("msl", [1, 3])
 def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
     thr = _rules.FEATURE_THRESHOLD
     for trial in range(20):
-        n = int(rng.integers(4, 70))
-        s = int(rng.integers(0, n - 2))
-        e = int(rng.integers(s + 2, n + 1))
-        xs = _sorted_segment(rng, trial, n, s, e)
+        n, s, e, xs = _sorted_segment(rng, trial)
         g = rng.normal(size=n)
         unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None)
         ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n))
@@ -121,10 +122,7 @@ def test_prefix_scan_with_hessians_is_the_gain_formula(rng, msl):
     thr = _rules.FEATURE_THRESHOLD
     n_found = 0
     for trial in range(30):
-        n = int(rng.integers(4, 70))
-        s = int(rng.integers(0, n - 2))
-        e = int(rng.integers(s + 2, n + 1))
-        xs = _sorted_segment(rng, trial, n, s, e)
+        n, s, e, xs = _sorted_segment(rng, trial)
         g = rng.normal(size=n)
         h = rng.uniform(0.05, 1.0, size=n)  # e.g. p (1 - p) of a logistic loss
         lam = float(rng.choice([0.0, 0.5, 3.0]))
