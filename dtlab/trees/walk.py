@@ -118,13 +118,16 @@ def compile_walks(jit) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=1)
-def cpu_walks() -> dict:
-    """:func:`compile_walks` for the CPU, inlined into callers (a real call costs as much as a short walk).
+@functools.lru_cache(maxsize=2)
+def cpu_walks(inline: bool = True) -> dict:
+    """:func:`compile_walks` for the CPU.
 
-    Not cached on disk: the callers are, and inlining puts the walk's code in their cache.
+    ``inline=True`` inlines a walk into its caller (a real call costs as much as
+    a short walk); ``inline=False`` keeps it a call, for a kernel whose hot loop
+    is elsewhere and should not grow by the walk's code.  Not cached on disk:
+    the callers are, and an inlined walk's code is part of their cache.
     """
-    return compile_walks(cpu_jit(inline="always"))
+    return compile_walks(cpu_jit(inline="always") if inline else cpu_jit())
 
 
 @functools.lru_cache(maxsize=1)
