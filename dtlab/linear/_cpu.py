@@ -13,8 +13,8 @@ product ``x_i . s`` is followed at once by ``out += c_i (x_i . s) x_i``, so the
 row's non-zeros are read from cache the second time and the data is streamed
 from memory once per product instead of twice.
 
-Rows are visited through an index array ``rows``: all rows in LIBLINEAR's
-order (it groups the rows by class, positive class first), or the L2-SVM
+Rows are visited in order, or through an index array ``rows`` (an empty
+``rows`` means all rows in order, which skips the indirection): the L2-SVM
 active set ``I``.  The CPU reads ``X_I`` in place by random row access, which
 shared memory does well (the paper's reason to leave ``X_I`` to CPU threads in
 its mixed solver), instead of copying the sub-matrix.
@@ -23,9 +23,12 @@ The row-wise loss terms (logistic and squared hinge) are fused kernels too:
 one parallel pass from ``z = X w`` to the loss sum, and one to the gradient
 weights and Hessian diagonal, so numpy temporaries over the rows are avoided.
 
-Arrays: ``indptr`` int64 (n_rows + 1,), ``indices`` int32 (nnz,), ``data``
-float64 (nnz,), ``rows`` int64, vectors float64.  Kernels allocate nothing
-but what they return; outputs are passed in.
+Arrays: ``indptr`` uint64 (n_rows + 1,), ``indices`` uint32 (nnz,), ``data``
+float64 (nnz,), ``rows`` int64, vectors float64.  Unsigned indices matter:
+numba wraps negative indices around, and with signed ones it must test every
+``v[indices[k]]`` for a sign it cannot rule out -- that test alone made the
+products 1.6x slower than scipy's C++ loops.  Kernels allocate nothing but
+what they return; outputs are passed in.
 """
 
 from __future__ import annotations
@@ -37,61 +40,106 @@ import numpy as np
 import scipy.sparse
 from numba import prange
 
+from .._jit import rebind
+
 # error_model="numpy": no per-division checks, so inner loops vectorise.
 # cache=True: compiled once per machine (numba keys its cache on this file).
 NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _reduce_partials(partial, out):
-    """``out[f] = sum_c partial[c, f]``; a no-op when ``partial`` is ``out`` viewed as one chunk."""
+    """``out[f] = sum_c partial[c, f]``; a no-op when ``partial`` is ``out`` viewed as one chunk.
+
+    Serial: n_features additions per chunk cost little, and a second parallel
+    region per product would cost a wake-up of every thread.
+    """
     n_chunks, n_features = partial.shape
     if n_chunks == 1:
         return
-    for f in prange(n_features):
+    for f in range(n_features):
         acc = 0.0
         for c in range(n_chunks):
             acc += partial[c, f]
         out[f] = acc
 
 
-@numba.njit(parallel=True, **NJIT)
+def _csr_take_rows(indptr, indices, data, order, out_indptr, out_indices, out_data):
+    """Copy rows ``order`` of a CSR matrix (any integer index types) into ``out_*`` (``out_indptr`` filled)."""
+    for j in prange(order.shape[0]):
+        i = order[j]
+        src = np.int64(indptr[i])  # signed throughout: numba turns uint64 - int64 into float64
+        dst = np.int64(out_indptr[j]) - src
+        for k in range(src, np.int64(indptr[i + 1])):
+            out_indices[k + dst] = indices[k]
+            out_data[k + dst] = data[k]
+
+
 def _csr_matvec(indptr, indices, data, rows, v, out):
-    """``out = X[rows] @ v``: out (len(rows),), v (n_features,)."""
-    for j in prange(rows.shape[0]):
-        i = rows[j]
+    """``out = X[rows] @ v``: out (n_rows,), v (n_features,)."""
+    full = rows.shape[0] == 0
+    for j in prange(out.shape[0]):
+        i = np.int64(j) if full else rows[j]
         acc = 0.0
         for k in range(indptr[i], indptr[i + 1]):
             acc += data[k] * v[indices[k]]
         out[j] = acc
 
 
-@numba.njit(parallel=True, **NJIT)
 def _csr_rmatvec(indptr, indices, data, rows, u, partial, out):
-    """``out = X[rows].T @ u``: u (len(rows),) weights row ``rows[j]`` by ``u[j]``; out (n_features,)."""
+    """``out = X[rows].T @ u``: u (n_rows,) weights row ``rows[j]`` by ``u[j]``; out (n_features,)."""
     n_chunks = partial.shape[0]
-    m = rows.shape[0]
+    m = u.shape[0]
+    full = rows.shape[0] == 0
     for c in prange(n_chunks):
         p = partial[c]
         p[:] = 0.0
         for j in range(m * c // n_chunks, m * (c + 1) // n_chunks):
-            i = rows[j]
+            i = np.int64(j) if full else rows[j]
             a = u[j]
             for k in range(indptr[i], indptr[i + 1]):
                 p[indices[k]] += a * data[k]
     _reduce_partials(partial, out)
 
 
-@numba.njit(parallel=True, **NJIT)
+def _csr_rmatvec_sq(indptr, indices, data, rows, u, scale, coef, init, partial, out, partial2, out2):
+    """:func:`_csr_rmatvec` and :func:`_csr_sq_rmatvec` in one pass over the rows.
+
+    TRON always asks for the Hessian diagonal right after the gradient, at the
+    same point; reading each row once for both saves a pass over X per
+    iteration.  Each output still adds its terms in row order.
+    """
+    n_chunks = partial.shape[0]
+    m = u.shape[0]
+    full = rows.shape[0] == 0
+    for c in prange(n_chunks):
+        p = partial[c]
+        p[:] = 0.0
+        q = partial2[c]
+        q[:] = init if c == 0 else 0.0
+        for j in range(m * c // n_chunks, m * (c + 1) // n_chunks):
+            i = np.int64(j) if full else rows[j]
+            a = u[j]
+            b = coef[j]
+            for k in range(indptr[i], indptr[i + 1]):
+                x = data[k]
+                f = indices[k]
+                p[f] += a * x
+                q[f] += x * x * scale * b
+    _reduce_partials(partial, out)
+    _reduce_partials(partial2, out2)
+
+
 def _csr_hv(indptr, indices, data, rows, coef, s, partial, out):
     """``out = X[rows].T @ (coef * (X[rows] @ s))`` in one pass over the rows (LIBLINEAR's fused loop)."""
     n_chunks = partial.shape[0]
-    m = rows.shape[0]
+    m = coef.shape[0]
+    full = rows.shape[0] == 0
     for c in prange(n_chunks):
         p = partial[c]
         p[:] = 0.0
         for j in range(m * c // n_chunks, m * (c + 1) // n_chunks):
-            i = rows[j]
+            i = np.int64(j) if full else rows[j]
             lo, hi = indptr[i], indptr[i + 1]
             acc = 0.0
             for k in range(lo, hi):
@@ -102,7 +150,6 @@ def _csr_hv(indptr, indices, data, rows, coef, s, partial, out):
     _reduce_partials(partial, out)
 
 
-@numba.njit(parallel=True, **NJIT)
 def _csr_sq_rmatvec(indptr, indices, data, rows, scale, coef, init, partial, out):
     """``out = init + (X[rows] ** 2).T @ (scale * coef)``: the Hessian diagonal of the preconditioner.
 
@@ -110,12 +157,13 @@ def _csr_sq_rmatvec(indptr, indices, data, rows, scale, coef, init, partial, out
     LIBLINEAR's order (``M = 1; M += x * x * C * D``).
     """
     n_chunks = partial.shape[0]
-    m = rows.shape[0]
+    m = coef.shape[0]
+    full = rows.shape[0] == 0
     for c in prange(n_chunks):
         p = partial[c]
         p[:] = init if c == 0 else 0.0
         for j in range(m * c // n_chunks, m * (c + 1) // n_chunks):
-            i = rows[j]
+            i = np.int64(j) if full else rows[j]
             a = coef[j]
             for k in range(indptr[i], indptr[i + 1]):
                 p[indices[k]] += data[k] * data[k] * scale * a
@@ -133,7 +181,6 @@ def _logistic_term(t):
     return -t + math.log(1.0 + math.exp(t))
 
 
-@numba.njit(parallel=True, **NJIT)
 def _loss_value(z, zs, alpha, y, C, init, kind, n_chunks):
     """``init + sum_i C loss(y_i (z_i + alpha zs_i))``; kind 0 logistic, 1 squared hinge; zs unused if alpha == 0."""
     n = z.shape[0]
@@ -156,7 +203,6 @@ def _loss_value(z, zs, alpha, y, C, init, kind, n_chunks):
     return total
 
 
-@numba.njit(parallel=True, **NJIT)
 def _logistic_terms(z, y, C, u, D, cd):
     """Gradient weights ``u = C (sigma - 1) y``, ``D = sigma (1 - sigma)`` and ``cd = C D``, sigma = sigma(y z)."""
     for i in prange(z.shape[0]):
@@ -181,6 +227,24 @@ def _squared_hinge_active(z, y, C, rows, u):
             u[m] = C * y[i] * (t - 1.0)
             m += 1
     return m
+
+
+# ------------------------------------------------------------------ compiled twice: parallel and serial
+#: A product over fewer non-zeros (or a row loop over fewer rows) than this runs serially: waking
+#: the threads of a parallel region costs microseconds on an idle machine but up to a scheduler time
+#: slice on a busy one, more than a small product saves (the same threshold as dtlab.greedy's).
+PARALLEL_MIN_WORK = 1_000_000
+
+_PARALLEL_KERNELS = (_csr_take_rows, _csr_matvec, _csr_rmatvec, _csr_rmatvec_sq, _csr_hv, _csr_sq_rmatvec,
+                     _loss_value, _logistic_terms)
+PARALLEL = {fn.__name__: numba.njit(parallel=True, **NJIT)(fn) for fn in _PARALLEL_KERNELS}
+# A serial twin needs its own qualified name: numba's on-disk cache is keyed by it.
+SERIAL = {fn.__name__: numba.njit(**NJIT)(rebind(fn, {}, "serial")) for fn in _PARALLEL_KERNELS}
+
+
+def kernels(work: int) -> dict:
+    """The parallel kernels when there are threads to use and ``work`` (non-zeros or rows) is large, else serial."""
+    return PARALLEL if work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1 else SERIAL
 
 
 # ------------------------------------------------------------------ vector reductions in LIBLINEAR's order

@@ -45,15 +45,22 @@ def n_threads(n_jobs: int | None) -> int:
 
 
 @contextlib.contextmanager
-def thread_scope(n_jobs: int | None) -> Iterator[int]:
-    """Run the body with ``n_jobs`` numba and BLAS threads, restoring the previous settings after."""
-    from threadpoolctl import threadpool_limits
+def thread_scope(n_jobs: int | None, blas: bool = True) -> Iterator[int]:
+    """Run the body with ``n_jobs`` numba (and, if ``blas``, BLAS) threads, restoring the settings after.
 
+    The BLAS limit is asked for only when dense products use BLAS: threadpoolctl
+    inspects the loaded libraries, which costs milliseconds per fit.
+    """
     n = n_threads(n_jobs)
     before = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
-        with threadpool_limits(limits=n, user_api="blas"):
+        if blas:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=n, user_api="blas"):
+                yield n
+        else:
             yield n
     finally:
         numba.set_num_threads(before)

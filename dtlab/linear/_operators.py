@@ -7,6 +7,7 @@ host's share in the mixed placement) in one memory and offers:
 ``rmatvec(u)``          ``X_R.T @ u``                      (n_features,)
 ``hv(coef, s)``         ``X_R.T @ (coef * (X_R @ s))``     (n_features,)
 ``sq_rmatvec(a, c, i)`` ``i + (X_R ** 2).T @ (a * c)``    (n_features,)
+``rmatvec_sq(u, a, c, i)`` both of the above, in one pass where the block can
 ``restrict(rows)``      the block seen through the row subset ``R`` (the L2-SVM active set)
 
 Two implementations:
@@ -68,74 +69,113 @@ class ArrayRows:
             self._X2 = X.multiply(X).tocsr() if _is_sparse(X) else X * X
         return init + self._X2.T @ (scale * coef)
 
+    def rmatvec_sq(self, u, scale, coef, init=0.0):
+        """``(rmatvec(u), sq_rmatvec(scale, coef, init))``."""
+        return self.rmatvec(u), self.sq_rmatvec(scale, coef, init)
+
     def restrict(self, rows) -> "ArrayRows":
         """``X_I`` as a new block in the same memory (a row gather of the CSR / dense array)."""
         return ArrayRows(self.X[rows], self.xp)
 
 
+_ALL_ROWS = np.empty(0, dtype=np.int64)
+
+
+def csr_arrays(X: scipy.sparse.csr_matrix, order: np.ndarray | None = None) -> dict:
+    """The kernels' arrays of ``X`` (uint64 row pointers, uint32 indices, float64 values), rows in ``order``.
+
+    A row order is applied by copying the rows (in parallel), so that the
+    products stream through memory instead of jumping between the rows of
+    the two classes.
+    """
+    if order is None or np.array_equal(order, np.arange(len(order))):
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.uint64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.uint32)
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+    else:
+        lengths = np.diff(X.indptr)[order]
+        indptr = np.zeros(len(order) + 1, dtype=np.uint64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices, data = np.empty(X.nnz, dtype=np.uint32), np.empty(X.nnz)
+        _cpu.kernels(X.nnz)["_csr_take_rows"](X.indptr, X.indices, X.data, np.ascontiguousarray(order, np.int64),
+                                              indptr, indices, data)
+    return {"indptr": indptr, "indices": indices, "data": data, "shape": X.shape, "partial": None}
+
+
 class NumbaCsrRows:
-    """Rows of a host CSR matrix, visited in a given order; products by the numba kernels of :mod:`._cpu`.
+    """Rows of a host CSR matrix; products by the numba kernels of :mod:`._cpu`.
 
     Parameters
     ----------
     X : scipy.sparse CSR matrix (n_rows, n_features), float64
-    rows : int64 array or None
-        The rows this block is, in the order its per-row vectors use (default: all, in order).
-        The estimators pass LIBLINEAR's order (positive rows first), so that a one-thread fit
-        adds in LIBLINEAR's order and retraces its iterates exactly.
+    order : int array or None
+        Row order of this block's per-row vectors (default: as in X).  The
+        estimators pass LIBLINEAR's order (positive rows first), so that a
+        one-thread fit adds in LIBLINEAR's order and retraces its iterates
+        exactly.
     """
 
     xp = np
 
-    def __init__(self, X: scipy.sparse.csr_matrix | None, rows: np.ndarray | None = None, *,
-                 _shared: dict | None = None):
-        if _shared is None:
-            _shared = {"indptr": np.ascontiguousarray(X.indptr, dtype=np.int64),
-                       "indices": np.ascontiguousarray(X.indices, dtype=np.int32),
-                       "data": np.ascontiguousarray(X.data, dtype=np.float64),
-                       "shape": X.shape, "partial": None}
-        self._s = _shared
-        self.n_features = _shared["shape"][1]
-        self.rows = (np.arange(_shared["shape"][0], dtype=np.int64) if rows is None
-                     else np.ascontiguousarray(rows, dtype=np.int64))
-        self.n_rows = len(self.rows)
+    def __init__(self, X: scipy.sparse.csr_matrix | None, order: np.ndarray | None = None, *,
+                 _shared: dict | None = None, _rows: np.ndarray | None = None):
+        self._s = csr_arrays(X, order) if _shared is None else _shared
+        self.n_features = self._s["shape"][1]
+        indptr = self._s["indptr"]
+        if _rows is None:  # all rows, in order: the kernels skip the indirection for an empty index array
+            self.rows, self.n_rows, self.nnz = _ALL_ROWS, self._s["shape"][0], int(indptr[-1])
+        else:
+            self.rows, self.n_rows = _rows, len(_rows)
+            self.nnz = int((indptr[_rows + 1] - indptr[_rows]).sum())
 
-    def _out_and_partial(self):
-        """Output vector and the per-thread scratch it is reduced from (reused across calls)."""
+    def _kernels(self, slot: str = "partial"):
+        """Kernels for this block's size, the output vector and the per-chunk scratch it is reduced from."""
+        k = _cpu.kernels(self.nnz)
         out = np.empty(self.n_features)
-        n_chunks = max(1, min(numba.get_num_threads(), self.n_rows))
+        n_chunks = max(1, min(numba.get_num_threads(), self.n_rows)) if k is _cpu.PARALLEL else 1
         if n_chunks == 1:
-            return out, out.reshape(1, -1)
-        p = self._s["partial"]
+            return k, out, out.reshape(1, -1)
+        p = self._s.get(slot)
         if p is None or p.shape[0] != n_chunks:
-            p = self._s["partial"] = np.empty((n_chunks, self.n_features))
-        return out, p
+            p = self._s[slot] = np.empty((n_chunks, self.n_features))
+        return k, out, p
 
     def matvec(self, v):
         s = self._s
         out = np.empty(self.n_rows)
-        _cpu._csr_matvec(s["indptr"], s["indices"], s["data"], self.rows, np.ascontiguousarray(v), out)
+        _cpu.kernels(self.nnz)["_csr_matvec"](s["indptr"], s["indices"], s["data"], self.rows,
+                                             np.ascontiguousarray(v), out)
         return out
 
     def rmatvec(self, u):
         s = self._s
-        out, partial = self._out_and_partial()
-        _cpu._csr_rmatvec(s["indptr"], s["indices"], s["data"], self.rows, u, partial, out)
+        k, out, partial = self._kernels()
+        k["_csr_rmatvec"](s["indptr"], s["indices"], s["data"], self.rows, u, partial, out)
         return out
 
     def hv(self, coef, v):
         s = self._s
-        out, partial = self._out_and_partial()
-        _cpu._csr_hv(s["indptr"], s["indices"], s["data"], self.rows, coef, np.ascontiguousarray(v), partial, out)
+        k, out, partial = self._kernels()
+        k["_csr_hv"](s["indptr"], s["indices"], s["data"], self.rows, coef, np.ascontiguousarray(v), partial, out)
         return out
 
     def sq_rmatvec(self, scale, coef, init=0.0):
         s = self._s
-        out, partial = self._out_and_partial()
-        _cpu._csr_sq_rmatvec(s["indptr"], s["indices"], s["data"], self.rows, float(scale), coef, float(init),
+        k, out, partial = self._kernels()
+        k["_csr_sq_rmatvec"](s["indptr"], s["indices"], s["data"], self.rows, float(scale), coef, float(init),
                              partial, out)
         return out
 
-    def restrict(self, rows) -> "NumbaCsrRows":
-        """The rows at positions ``rows`` of this block (positions in its own order), read in place."""
-        return NumbaCsrRows(None, self.rows[np.asarray(rows, dtype=np.int64)], _shared=self._s)
+    def rmatvec_sq(self, u, scale, coef, init=0.0):
+        """``(rmatvec(u), sq_rmatvec(scale, coef, init))`` in one pass over the rows."""
+        s = self._s
+        k, out, partial = self._kernels()
+        _, out2, partial2 = self._kernels("partial2")
+        k["_csr_rmatvec_sq"](s["indptr"], s["indices"], s["data"], self.rows, u, float(scale), coef, float(init),
+                             partial, out, partial2, out2)
+        return out, out2
+
+    def restrict(self, positions) -> "NumbaCsrRows":
+        """The rows at ``positions`` of this block (in its own order), read in place (no copy of X_I)."""
+        positions = np.asarray(positions, dtype=np.int64)
+        return NumbaCsrRows(None, _shared=self._s, _rows=positions if self.rows is _ALL_ROWS else self.rows[positions])

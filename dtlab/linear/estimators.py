@@ -6,6 +6,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
@@ -33,7 +34,7 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
     n_pos = int(np.count_nonzero(y_pm > 0))
     # LIBLINEAR's primal_solver_tol: the gradient test scales with the smaller class' share.
     eps = tol * max(min(n_pos, n - n_pos), 1) / n
-    with thread_scope(n_jobs) as n_threads:
+    with thread_scope(n_jobs, blas=not scipy.sparse.issparse(Xh)) as n_threads:
         objective, where = build_objective(Xh, y_pm, C, loss, backend, placement, device_memory)
         result = tron(objective, eps=eps, max_iter=max_iter, method=SOLVERS[solver], verbose=bool(verbose))
     w = np.asarray(to_host(result.w), dtype=np.float64)

@@ -62,14 +62,17 @@ class _BlockLoss:
         self.z = None
         self.zs = None
 
-    def _chunks(self) -> int:
-        return max(1, min(numba.get_num_threads(), len(self.y)))
+    def _row_kernels(self):
+        """Row-loop kernels and their chunk count; a row costs an exp and a log, about ten products' worth."""
+        k = _cpu.kernels(10 * len(self.y))
+        return k, (max(1, min(numba.get_num_threads(), len(self.y))) if k is _cpu.PARALLEL else 1)
 
     def value(self, w, init: float = 0.0):
         """``init +`` the loss sum at ``w`` (a 0-d ``xp`` array or a float); keeps ``z = X w``."""
         self.z = self.block.matvec(w)
         if self.fused:
-            return _cpu._loss_value(self.z, self.z, 0.0, self.y, self.C, float(init), self._kind, self._chunks())
+            k, n_chunks = self._row_kernels()
+            return k["_loss_value"](self.z, self.z, 0.0, self.y, self.C, float(init), self._kind, n_chunks)
         return init + self._loss_sum(self.z)
 
     def line_prepare(self, s):
@@ -77,7 +80,8 @@ class _BlockLoss:
 
     def line_value(self, alpha: float):
         if self.fused:
-            return _cpu._loss_value(self.z, self.zs, float(alpha), self.y, self.C, 0.0, self._kind, self._chunks())
+            k, n_chunks = self._row_kernels()
+            return k["_loss_value"](self.z, self.zs, float(alpha), self.y, self.C, 0.0, self._kind, n_chunks)
         return self._loss_sum(self.zs * alpha + self.z)
 
     def line_accept(self, alpha: float):
@@ -98,7 +102,7 @@ class LogisticLoss(_BlockLoss):
         xp, y, z = self.xp, self.y, self.z
         if self.fused:
             self.u, self.D, self.cd = np.empty_like(z), np.empty_like(z), np.empty_like(z)
-            _cpu._logistic_terms(z, y, self.C, self.u, self.D, self.cd)
+            self._row_kernels()[0]["_logistic_terms"](z, y, self.C, self.u, self.D, self.cd)
         else:
             t = -y * z
             e = xp.exp(-xp.abs(t))  # sigma without overflow: exp of a non-positive number only
@@ -107,14 +111,13 @@ class LogisticLoss(_BlockLoss):
             self.cd = self.C * self.D
             self.u = self.C * (sig - 1.0) * y
 
-    def grad_part(self):
-        return self.block.rmatvec(self.u)
+    def grad_part(self, diag_init: float = 0.0):
+        """``X.T u``; the Hessian diagonal (plus ``diag_init``) is made in the same pass and kept."""
+        g, self.diag = self.block.rmatvec_sq(self.u, self.C, self.D, diag_init)
+        return g
 
     def hv_part(self, s):
         return self.block.hv(self.cd, s)
-
-    def diag_part(self, init: float = 0.0):
-        return self.block.sq_rmatvec(self.C, self.D, init)
 
 
 class SquaredHingeLoss(_BlockLoss):
@@ -143,14 +146,13 @@ class SquaredHingeLoss(_BlockLoss):
         self.twos = xp.full(len(rows), 2.0)
         self.cd = self.C * self.twos
 
-    def grad_part(self):
-        return 2.0 * self.active.rmatvec(self.u)
+    def grad_part(self, diag_init: float = 0.0):
+        """``2 X_I.T u``; the Hessian diagonal (plus ``diag_init``) is made in the same pass and kept."""
+        g, self.diag = self.active.rmatvec_sq(self.u, self.C, self.twos, diag_init)
+        return 2.0 * g
 
     def hv_part(self, s):
         return self.active.hv(self.cd, s)
-
-    def diag_part(self, init: float = 0.0):
-        return self.active.sq_rmatvec(self.C, self.twos, init)
 
 
 #: Strategy registry: loss name -> per-block loss class.
@@ -189,8 +191,8 @@ class L2Objective:
         Sum ``w.w / 2`` before the losses (LIBLINEAR <= 2.3x) or after (>= 2.40); set by the solver.
     seconds : dict of str -> float
         Cumulative time of ``"Xw"`` (``z = X w`` and the loss), ``"XTu"``
-        (the gradient ``X.T u``, with the Hessian weights) and ``"Hv"``
-        (Hessian-vector products and the diagonal): the paper's three products.
+        (the gradient ``X.T u``, with the Hessian weights and diagonal) and
+        ``"Hv"`` (Hessian-vector products): the paper's three products.
     """
 
     def __init__(self, parts: Sequence[Any], xp: Any, sync: bool = True):
@@ -232,11 +234,13 @@ class L2Objective:
         return f
 
     def grad(self, w):
-        """Gradient at ``w``, the point of the last :meth:`fun` call."""
+        """Gradient at ``w``, the point of the last :meth:`fun` call (the diagonal is made alongside)."""
         start = time.perf_counter()
         for part in self.parts:
             part.prepare_hessian()
-        g = w + self._sum_vectors([part.grad_part() for part in self.parts])
+        # LIBLINEAR starts the diagonal's sums from 1; with several blocks the 1 is added once, after.
+        diag_init = 1.0 if len(self.parts) == 1 else 0.0
+        g = w + self._sum_vectors([part.grad_part(diag_init) for part in self.parts])
         self._wait()
         self.seconds["XTu"] += time.perf_counter() - start
         return g
@@ -249,16 +253,9 @@ class L2Objective:
         return out
 
     def diag(self):
-        """Diagonal of the Hessian at the last :meth:`grad` point, shape (n_features,)."""
-        start = time.perf_counter()
-        if len(self.parts) == 1:  # LIBLINEAR starts the sums from 1
-            out = self.parts[0].diag_part(1.0)
-            out = out if self.parts[0].xp is self.xp else _convert(out, self.xp)
-        else:
-            out = 1.0 + self._sum_vectors([part.diag_part() for part in self.parts])
-        self._wait()
-        self.seconds["Hv"] += time.perf_counter() - start
-        return out
+        """Diagonal of the Hessian at the last :meth:`grad` point, shape (n_features,) (made by :meth:`grad`)."""
+        out = self._sum_vectors([part.diag for part in self.parts])
+        return out if len(self.parts) == 1 else 1.0 + out
 
     # Line search of LIBLINEAR >= 2.40: f(w + a s) from z + a X s, without new passes over X.
     def line_prepare(self, w, s) -> tuple[float, float]:
