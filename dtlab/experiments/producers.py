@@ -3,3 +3,4 @@
 from . import tour  # noqa: F401
 from . import greedy  # noqa: F401
 from . import gdt  # noqa: F401
+from ..linear import experiments as _linear  # noqa: F401

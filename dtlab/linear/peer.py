@@ -86,9 +86,64 @@ def objective_value(X: Any, y_pm: np.ndarray, w: np.ndarray, b: float, C: float,
     return float(0.5 * (w @ w + b * b) + C * total)
 
 
+class Liblinear:
+    """One dataset in LIBLINEAR's format (built once), trained with ``-s 0`` / ``-s 2`` on demand.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or ndarray of shape (n_samples, n_features)
+    y : array of shape (n_samples,), two distinct labels; the larger is +1 (dtlab's convention)
+    fit_intercept : bool
+        LIBLINEAR's ``-B 1``.
+    """
+
+    def __init__(self, X: Any, y: Any, fit_intercept: bool = False):
+        from liblinear import liblinear as ll
+
+        classes = np.unique(y)
+        if len(classes) != 2:
+            raise ValueError(f"LIBLINEAR runs here are for two classes, got {len(classes)}")
+        self.ll = ll
+        self.y_pm = np.where(np.asarray(y) == classes[1], 1.0, -1.0)
+        self.X = scipy.sparse.csr_matrix(X, dtype=np.float64)
+        self.X.sort_indices()
+        self.fit_intercept = fit_intercept
+        self.prob = ll.problem(self.y_pm, self.X)
+
+    def _train(self, loss: str, C: float, eps: float, quiet: bool):
+        ll = self.ll
+        options = f"-s {SOLVER_FLAGS[loss]} -c {C!r} -e {eps!r}" + (" -B 1" if self.fit_intercept else "")
+        param = ll.parameter(options + (" -q" if quiet else ""))
+        self.prob.set_bias(param.bias)
+        ll.liblinear.set_print_string_function(param.print_func)
+        start = time.perf_counter()
+        model = ll.toPyModel(ll.liblinear.train(self.prob, param))
+        return model, time.perf_counter() - start
+
+    def seconds(self, loss: str = "logistic", C: float = 1.0, eps: float = 0.1) -> float:
+        """Wall time of one quiet ``train`` call (the C solver alone, as the paper timed ``tron()``)."""
+        return self._train(loss, C, eps, quiet=True)[1]
+
+    def fit(self, loss: str = "logistic", C: float = 1.0, eps: float = 0.1) -> LiblinearRun:
+        """Train once with the log captured; weights in dtlab's sign convention."""
+        with capture_fd1() as captured:
+            model, seconds = self._train(loss, C, eps, quiet=False)
+        log = captured[0]
+        n_features = self.X.shape[1]
+        w = np.array([model.get_decfun_coef(j + 1) for j in range(n_features)])
+        b = float(model.get_decfun_bias()) if self.fit_intercept else 0.0
+        if model.get_labels()[0] != 1:  # LIBLINEAR's w decides for its first label
+            w, b = -w, -b
+        rows = [m.groups() for m in map(_ITER.match, log.splitlines()) if m]
+        return LiblinearRun(coef=w, intercept=b, objective=objective_value(self.X, self.y_pm, w, b, C, loss),
+                            n_iter=len(rows), seconds=seconds, log=log,
+                            objective_per_iter=[float(r[1]) for r in rows],
+                            grad_norm_per_iter=[float(r[2]) for r in rows], version=_version(self.ll))
+
+
 def liblinear_fit(X: Any, y: Any, *, loss: str = "logistic", C: float = 1.0, eps: float = 0.1,
                   fit_intercept: bool = False, repeats: int = 0) -> LiblinearRun:
-    """Train LIBLINEAR ``-s 0`` / ``-s 2`` with ``-c C -e eps`` (and ``-B 1``).
+    """Train LIBLINEAR ``-s 0`` / ``-s 2`` with ``-c C -e eps`` (and ``-B 1``) once, log captured.
 
     Parameters
     ----------
@@ -101,40 +156,11 @@ def liblinear_fit(X: Any, y: Any, *, loss: str = "logistic", C: float = 1.0, eps
     -------
     LiblinearRun
     """
-    from liblinear import liblinear as ll
-
-    classes = np.unique(y)
-    if len(classes) != 2:
-        raise ValueError(f"liblinear_fit is for two classes, got {len(classes)}")
-    y_pm = np.where(np.asarray(y) == classes[1], 1.0, -1.0)
-    Xc = scipy.sparse.csr_matrix(X, dtype=np.float64)
-    Xc.sort_indices()
-    prob = ll.problem(y_pm, Xc)
-    options = f"-s {SOLVER_FLAGS[loss]} -c {C!r} -e {eps!r}" + (" -B 1" if fit_intercept else "")
-
-    def train(quiet: bool):
-        param = ll.parameter(options + (" -q" if quiet else ""))
-        prob.set_bias(param.bias)
-        ll.liblinear.set_print_string_function(param.print_func)
-        start = time.perf_counter()
-        model = ll.toPyModel(ll.liblinear.train(prob, param))
-        return model, time.perf_counter() - start
-
-    with capture_fd1() as captured:
-        model, seconds = train(quiet=False)
-    times = [train(quiet=True)[1] for _ in range(repeats)]
-    if times:
-        seconds = float(np.median(times))
-    log = captured[0]
-    n_features = X.shape[1]
-    w = np.array([model.get_decfun_coef(j + 1) for j in range(n_features)])
-    b = float(model.get_decfun_bias()) if fit_intercept else 0.0
-    if model.get_labels()[0] != 1:  # LIBLINEAR's w decides for its first label
-        w, b = -w, -b
-    rows = [m.groups() for m in map(_ITER.match, log.splitlines()) if m]
-    return LiblinearRun(coef=w, intercept=b, objective=objective_value(Xc, y_pm, w, b, C, loss), n_iter=len(rows),
-                        seconds=seconds, log=log, objective_per_iter=[float(r[1]) for r in rows],
-                        grad_norm_per_iter=[float(r[2]) for r in rows], version=_version(ll))
+    peer = Liblinear(X, y, fit_intercept)
+    run = peer.fit(loss, C, eps)
+    if repeats:
+        run.seconds = float(np.median([peer.seconds(loss, C, eps) for _ in range(repeats)]))
+    return run
 
 
 def _version(ll: Any) -> int:
