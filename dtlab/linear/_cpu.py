@@ -49,13 +49,15 @@ NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 @numba.njit(**NJIT)
 def _reduce_partials(partial, out):
-    """``out[f] = sum_c partial[c, f]``; a no-op when ``partial`` is ``out`` viewed as one chunk.
+    """``out[f] = sum_c partial[c, f]`` (callers pass ``out`` itself, viewed as one chunk, when there is one).
 
     Serial: n_features additions per chunk cost little, and a second parallel
     region per product would cost a wake-up of every thread.
     """
     n_chunks, n_features = partial.shape
     if n_chunks == 1:
+        if partial.ctypes.data != out.ctypes.data:
+            out[:] = partial[0]
         return
     for f in range(n_features):
         acc = 0.0

@@ -17,6 +17,10 @@ from .tron import tron
 
 SOLVERS = {"tron": "trust_region", "newton": "line_search"}
 
+#: On the CPU a dense X with at most this share of non-zeros is converted to CSR once: the CSR kernels
+#: read 12 bytes per non-zero where BLAS reads 8 per entry, and they add in LIBLINEAR's order.
+DENSE_TO_CSR_MAX_DENSITY = 0.5
+
 
 def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False,
                max_iter: int = 1000, solver: str = "tron", backend: Any = "auto", n_jobs: int | None = None,
@@ -30,12 +34,16 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
     ``placement`` (a dict, see :func:`~dtlab.linear._placement.build_objective`), ``n_threads``.
     """
     Xh, y_pm, classes, backend = check_fit_input(X, y, backend, fit_intercept)
+    if not backend.is_cuda and not scipy.sparse.issparse(Xh) and Xh.size and (
+            np.count_nonzero(Xh) <= DENSE_TO_CSR_MAX_DENSITY * Xh.size):
+        Xh = scipy.sparse.csr_matrix(Xh)
     n = Xh.shape[0]
     n_pos = int(np.count_nonzero(y_pm > 0))
     # LIBLINEAR's primal_solver_tol: the gradient test scales with the smaller class' share.
     eps = tol * max(min(n_pos, n - n_pos), 1) / n
     with thread_scope(n_jobs, blas=not scipy.sparse.issparse(Xh)) as n_threads:
         objective, where = build_objective(Xh, y_pm, C, loss, backend, placement, device_memory)
+        where["format"] = "csr" if scipy.sparse.issparse(Xh) else "dense"
         result = tron(objective, eps=eps, max_iter=max_iter, method=SOLVERS[solver], verbose=bool(verbose))
     w = np.asarray(to_host(result.w), dtype=np.float64)
     if not np.all(np.isfinite(w)):
@@ -166,7 +174,9 @@ class TronLogisticRegression(_TronClassifier):
         the paper's three products ``t_Xw``, ``t_XTu``, ``t_Hv``.
     backend_ : str
     placement_ : dict
-        Where the rows were: ``placement`` ("host", "device", "mixed"), ``device_rows``, ``host_rows``.
+        Where the rows were: ``placement`` ("host", "device", "mixed"), ``device_rows``, ``host_rows``,
+        and ``format`` ("csr" or "dense"; on the CPU a dense X that is at most half non-zeros is
+        converted to CSR, see :data:`DENSE_TO_CSR_MAX_DENSITY`).
     n_threads_ : int
 
     Notes
