@@ -102,17 +102,33 @@ def check_fit_input(X: Any, y: Any, backend: Any, fit_intercept: bool):
                       DataConversionWarning, stacklevel=4)
         y = y.ravel()
     y = check_y(y, Xh.shape[0])
-    classes = np.unique(y)
-    if len(classes) < 2:
-        raise ValueError(f"y has only one class ({classes[0]!r}); a binary classifier needs samples of two classes")
-    if len(classes) > 2:
-        raise ValueError(f"y has {len(classes)} classes; TRON's logistic regression and L2-SVM here are binary "
-                         f"(labels of two values), got {classes[:5].tolist()}{' ...' if len(classes) > 5 else ''}")
+    classes = _two_classes(y)
     y_pm = np.where(y == classes[1], 1.0, -1.0)
     if fit_intercept:
         ones = np.ones((Xh.shape[0], 1))
         Xh = scipy.sparse.hstack([Xh, ones], format="csr") if scipy.sparse.issparse(Xh) else np.hstack([Xh, ones])
     return Xh, y_pm, classes, backend
+
+
+def _two_classes(y: np.ndarray) -> np.ndarray:
+    """The two sorted labels of ``y``, or a ValueError naming what is wrong (one class, more, continuous)."""
+    first = y[0]
+    other = y != first
+    if not other.any():
+        raise ValueError(f"y has only one class ({first!r}); a binary classifier needs samples of two classes")
+    second = y[other][0]
+    if np.any(y[other] != second):  # a third value: say what kind of target it is
+        from sklearn.utils.multiclass import type_of_target
+
+        kind = type_of_target(y)
+        if kind == "continuous":
+            raise ValueError("Unknown label type: continuous. y holds real values; TRON's classifiers need "
+                             "labels of two values")
+        values = np.unique(y)
+        raise ValueError(f"Only binary classification is supported: y has {len(values)} classes "
+                         f"({values[:5].tolist()}{' ...' if len(values) > 5 else ''}); TRON's logistic "
+                         "regression and L2-SVM here take labels of two values")
+    return np.sort(np.array([first, second], dtype=y.dtype))
 
 
 def check_predict_input(est: Any, X: Any):

@@ -52,6 +52,13 @@ def device_bytes(X: Any, loss: str, n_rows: int | None = None) -> int:
     return int(per_value + n * _ROW_BYTES + 16 * 8 * X.shape[1])
 
 
+def _size(n_bytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.2f} {unit}"
+    return f"{n_bytes} bytes"
+
+
 def rows_that_fit(X: Any, loss: str, budget: int) -> int:
     """Largest ``k`` with ``device_bytes(X, loss, k) <= budget``."""
     lo, hi = 0, X.shape[0]
@@ -118,18 +125,17 @@ def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend
     fits = budget is None or need <= budget
     info = {"device_bytes_needed": need, "device_bytes_budget": budget}
     if placement == "device" and not fits:
-        raise MemoryError(f"the data need about {need / 2**30:.2f} GiB on the GPU but only {budget / 2**30:.2f} GiB "
-                          "are available; use placement='mixed' (GPU and CPU threads share the rows) or "
-                          "backend='cpu'")
+        raise MemoryError(f"the data need about {_size(need)} on the GPU but only {_size(budget)} are available; "
+                          "use placement='mixed' (GPU and CPU threads share the rows) or backend='cpu'")
     if placement == "device" or (placement == "auto" and fits):
         xp = backend.xp
         part = make_loss(_device_block(X, backend), xp.asarray(y), C)
         return L2Objective([part], xp), {**info, "placement": "device", "device_rows": n, "host_rows": 0}
     k = n if budget is None else rows_that_fit(X, loss, budget)
     if placement == "auto":
-        warnings.warn(f"the data need about {need / 2**30:.2f} GiB on the GPU but only {budget / 2**30:.2f} GiB "
-                      f"are available: using the mixed placement, {k:,} of {n:,} rows on the GPU and the rest "
-                      "on CPU threads", UserWarning, stacklevel=3)
+        warnings.warn(f"the data need about {_size(need)} on the GPU but only {_size(budget)} are available: "
+                      f"using the mixed placement, {k:,} of {n:,} rows on the GPU and the rest on CPU threads",
+                      UserWarning, stacklevel=3)
     parts = []
     if k > 0:
         parts.append(make_loss(_device_block(X[:k], backend), backend.xp.asarray(y[:k]), C))

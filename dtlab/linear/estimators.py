@@ -109,7 +109,8 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels, shape (n_samples,), of ``classes_``'s dtype."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        positive = self.decision_function(X) > 0  # first: raises NotFittedError before classes_ is read
+        return self.classes_[positive.astype(np.intp)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -16,8 +16,6 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from ..backend import cuda_status
 from ..datasets import load_a9a, load_rcv1_small, load_w8a
 from ..experiments.registry import RunContext, register_benchmark, register_figure

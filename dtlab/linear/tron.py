@@ -174,12 +174,15 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
         raise FloatingPointError(f"the objective or its gradient is not finite at the start (f = {f}, "
                                  f"|g| = {gnorm}); the feature values are too large, scale them")
     rec.say(f"init f {f:5.3e} |g| {gnorm:5.3e}")
+    # The Hessian diagonal is largest at the start (every row weighs most there): an overflow shows now.
+    if not bool(xp.isfinite(objective.diag()).all()):
+        raise FloatingPointError("the Hessian diagonal overflows (sums of squared feature values exceed the "
+                                 "float64 range); the feature values are too large, scale them")
     run = _trust_region if method == "trust_region" else _line_search
     return run(objective, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec)
 
 
 def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -> TronResult:
-    xp = obj.xp
     M = (1 - ALPHA_PCG) + ALPHA_PCG * obj.diag()
     delta = math.sqrt(ops.uMv(g, M, g))
     rec.add(0, f, gnorm, delta, math.nan, 0, True)
@@ -277,7 +280,6 @@ def _trpcg(obj, ops, delta, g, M, eps_cg):
 
 
 def _line_search(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -> TronResult:
-    xp = obj.xp
     rec.add(0, f, gnorm, math.nan, math.nan, 0, True)
     converged = gnorm <= eps * gnorm0
     message = "converged" if converged else "max_iter reached"

@@ -110,7 +110,8 @@ def test_vector_reductions_in_liblinear_order():
         x, y, M = rng.standard_normal(n), rng.standard_normal(n), rng.random(n)
         expected, i = 0.0, 0
         while i < n - 4:  # ddot_: five products summed, then added
-            expected += x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3] + x[i + 4] * y[i + 4]
+            expected += (x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3]
+                         + x[i + 4] * y[i + 4])
             i += 5
         for j in range(i, n):
             expected += x[j] * y[j]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from dtlab.linear.losses import LOSSES, L2Objective, LiblinearVectorOps
 from dtlab.linear._operators import ArrayRows, NumbaCsrRows
+from dtlab.linear.losses import LOSSES, L2Objective, LiblinearVectorOps
 
 BLOCKS = {
     "numba-csr": lambda X: NumbaCsrRows(X),
