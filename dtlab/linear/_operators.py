@@ -64,9 +64,14 @@ class ArrayRows:
 
     def sq_rmatvec(self, scale, coef, init=0.0):
         if self._X2 is None:
-            # Squared once per block (per active set for the L2-SVM), not per product.
+            # Squared once per block (per active set for the L2-SVM), not per product; squaring the
+            # stored values is X * X for a canonical CSR matrix, in scipy and cupyx alike.
             X = self.X
-            self._X2 = X.multiply(X).tocsr() if _is_sparse(X) else X * X
+            if _is_sparse(X):
+                self._X2 = X.copy()
+                self._X2.data *= self._X2.data
+            else:
+                self._X2 = X * X
         return init + self._X2.T @ (scale * coef)
 
     def rmatvec_sq(self, u, scale, coef, init=0.0):

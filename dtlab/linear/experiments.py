@@ -62,6 +62,14 @@ def n_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def load_average() -> list | None:
+    """The machine's 1, 5 and 15 minute load averages: other work competes for the cores the timings use."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
 def gpu_present() -> bool:
     """A real GPU with cupy (the simulator does not count: it measures nothing)."""
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1" and cuda_status()[0]
@@ -222,10 +230,12 @@ def _convergence_figure(ctx: RunContext) -> dict:
 def _speedup_figure(ctx: RunContext) -> dict:
     from .plots import plot_speedup_vs_threads, plot_time_split
 
+    load_before = load_average()
     rows = speedup_vs_threads(scale=ctx.scale, repeats=ctx.pick(3, 7), seed=ctx.seed)
     ctx.savefig(plot_speedup_vs_threads(rows), "linear_speedup_threads")
     ctx.savefig(plot_time_split([r for r in rows if r["dataset"] == "synthetic"]), "linear_time_split")
-    return {"rows": rows, "gpu_present": gpu_present(), "cores": n_cores()}
+    return {"rows": rows, "gpu_present": gpu_present(), "cores": n_cores(), "load_average_before": load_before,
+            "load_average_after": load_average()}
 
 
 @register_benchmark("linear_vs_liblinear", technique="linear",
@@ -238,11 +248,12 @@ def _benchmark(ctx: RunContext) -> dict:
                            "goal": "synthetic: time_ratio_per_core <= 1.0 at equal objective, whole machine "
                                    "faster than per core; GPU >= 9x single-thread LIBLINEAR"}
     threads = tuple(sorted({1, n_cores()}))
+    out["load_average_before"] = load_average()
     for name in ("a9a", "w8a", "synthetic"):
         X, y = load(name, ctx.scale, ctx.seed)
         for loss in ("logistic", "squared_hinge"):
             rows = time_against_liblinear(X, y, loss, threads=threads, gpu=gpu_present(),
-                                          repeats=ctx.pick(5, 9) if name != "synthetic" else ctx.pick(3, 5))
+                                          repeats=ctx.pick(5, 9) if name != "synthetic" else ctx.pick(5, 7))
             key = f"linear_{name}_{'lr' if loss == 'logistic' else 'l2svm'}"
             out[key] = {"n_samples": X.shape[0], "n_features": X.shape[1], "nnz": int(X.nnz), **_summary(rows),
                         "rows": rows}
@@ -250,4 +261,5 @@ def _benchmark(ctx: RunContext) -> dict:
     out["goal_met_cpu"] = bool(big["newton"]["time_ratio_per_core"] <= 1.0
                                and big["newton"]["time_ratio_whole_machine"] < big["newton"]["time_ratio_per_core"])
     out["gpu_goal"] = "pending: no GPU on this machine" if not gpu_present() else None
+    out["load_average_after"] = load_average()
     return out
