@@ -244,7 +244,7 @@ def _speedup_figure(ctx: RunContext) -> dict:
     from .plots import plot_speedup_vs_threads, plot_time_split
 
     load_before = load_average()
-    rows = speedup_vs_threads(scale=ctx.scale, repeats=ctx.pick(3, 7), seed=ctx.seed)
+    rows = speedup_vs_threads(scale=ctx.scale, repeats=ctx.pick(5, 9), seed=ctx.seed)
     ctx.savefig(plot_speedup_vs_threads(rows), "linear_speedup_threads")
     ctx.savefig(plot_time_split([r for r in rows if r["dataset"] == "synthetic"]), "linear_time_split")
     return {"rows": rows, "gpu_present": gpu_present(), "cores": n_cores(), "load_average_before": load_before,
