@@ -238,6 +238,12 @@ def load_a9a(split: str = "train") -> Dataset:
     return Dataset(X, y, [f"f{i}" for i in range(123)], f"a9a[{split}]", "classification")
 
 
+def load_w8a() -> Dataset:
+    """LIBSVM w8a (J. Platt's web data), sparse, 49,749 rows, 300 binary features, labels -1/+1 (3% positive)."""
+    X, y = load_svmlight(data_dir() / "w8a" / "w8a", n_features=300)
+    return Dataset(X, y, [f"f{i}" for i in range(300)], "w8a", "classification")
+
+
 def load_rcv1_small() -> Dataset:
     """1,000 RCV1 documents (tf-idf, 47,236 features), labels -1/+1."""
     X, y = load_svmlight(data_dir() / "rcv1_vw_small" / "rcv1_small.svm", n_features=47236)

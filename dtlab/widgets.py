@@ -42,6 +42,17 @@ def noise_attrs_slider(value: int = 0, max_value: int = 50, description: str = "
     return w.IntSlider(value=value, min=0, max=max_value, description=description, continuous_update=False)
 
 
+def density_slider(value: float = 1e-3, min_exp: int = -5, max_exp: int = -1, description: str = "density"):
+    """Log-scale slider for the density of a sparse matrix (share of non-zeros), ``10**min_exp .. 10**max_exp``."""
+    w = _ipywidgets()
+    if not min_exp <= max_exp:
+        raise ValueError(f"min_exp ({min_exp}) must be <= max_exp ({max_exp})")
+    if not 10.0 ** min_exp <= value <= 10.0 ** max_exp:
+        raise ValueError(f"value {value} is outside [10**{min_exp}, 10**{max_exp}]")
+    return w.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=0.25, description=description,
+                            readout_format=".1e", continuous_update=False)
+
+
 def device_count_slider(value: int = 1, max_value: int | None = None, description: str = "devices"):
     """Slider for the number of devices (GPUs, or CPU workers standing in for them)."""
     w = _ipywidgets()

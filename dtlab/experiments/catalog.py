@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-#: Technique slugs, in the order their figures appear (future: "boosting", "inference", "linear").
-TECHNIQUES = ("greedy", "evolution")
+#: Technique slugs, in the order their figures appear (future: "boosting", "inference").
+TECHNIQUES = ("greedy", "evolution", "linear")
 
 #: The foundation tour's slug.
 TOUR = "tour"

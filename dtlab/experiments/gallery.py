@@ -48,7 +48,8 @@ def _run_line(results: dict[str, Any]) -> str:
 
 
 #: Facts of a comparison entry that tell its case apart, and how they read.
-_CASE = {"max_depth": lambda v: f"max_depth {'unlimited' if v is None else v}", "n_trees": lambda v: f"{v} trees",
+_CASE = {"case": str,
+         "max_depth": lambda v: f"max_depth {'unlimited' if v is None else v}", "n_trees": lambda v: f"{v} trees",
          "n_samples": lambda v: f"{v:,} rows", "n_rows": lambda v: f"{v:,} rows"}
 
 

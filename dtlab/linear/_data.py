@@ -1,0 +1,148 @@
+"""Input and parameter checks of the linear estimators, and the thread scope of a fit."""
+
+from __future__ import annotations
+
+import contextlib
+from numbers import Integral
+from typing import Any, Iterator
+
+import numba
+import numpy as np
+import scipy.sparse
+
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, check_y
+from ..backend import BACKEND_NAMES, Backend, resolve_backend, to_host
+from ._placement import PLACEMENTS
+
+
+def check_params(est: Any, solvers) -> None:
+    """Validate the hyper-parameters of a TRON estimator (raises ValueError / TypeError)."""
+    if isinstance(est.C, bool) or not isinstance(est.C, (int, float, np.number)) or not np.isfinite(est.C):
+        raise TypeError(f"C must be a finite number, got {est.C!r}")
+    if est.C <= 0:
+        raise ValueError(f"C must be > 0 (it weighs the loss against the regulariser), got {est.C}")
+    check_real(est.tol, "tol", low=0.0, low_inclusive=False)
+    check_int(est.max_iter, "max_iter", low=1)
+    if not isinstance(est.fit_intercept, (bool, np.bool_)):
+        raise TypeError(f"fit_intercept must be True or False, got {est.fit_intercept!r}")
+    if est.solver not in solvers:
+        raise ValueError(f"solver must be one of {tuple(solvers)}, got {est.solver!r}")
+    if not isinstance(est.backend, Backend) and est.backend not in BACKEND_NAMES:
+        raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {est.backend!r}")
+    if est.placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, got {est.placement!r}")
+    check_int(est.device_memory, "device_memory", low=0, allow_none=True)
+    n_threads(est.n_jobs)
+
+
+def n_threads(n_jobs: int | None) -> int:
+    """Threads for ``n_jobs``: None or -1 -> all of numba's threads, k >= 1 -> min(k, all)."""
+    most = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None or (isinstance(n_jobs, Integral) and not isinstance(n_jobs, bool) and n_jobs == -1):
+        return most
+    n_jobs = check_int(n_jobs, "n_jobs", low=1)
+    return min(n_jobs, most)
+
+
+@contextlib.contextmanager
+def thread_scope(n_jobs: int | None, blas: bool = True) -> Iterator[int]:
+    """Run the body with ``n_jobs`` numba (and, if ``blas``, BLAS) threads, restoring the settings after.
+
+    The BLAS limit is asked for only when dense products use BLAS: threadpoolctl
+    inspects the loaded libraries, which costs milliseconds per fit.
+    """
+    n = n_threads(n_jobs)
+    before = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        if blas:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=n, user_api="blas"):
+                yield n
+        else:
+            yield n
+    finally:
+        numba.set_num_threads(before)
+
+
+def _check_sparse(X: Any, name: str = "X") -> scipy.sparse.csr_matrix:
+    canonical = (isinstance(X, scipy.sparse.csr_matrix) and X.dtype == np.float64 and X.has_canonical_format)
+    if not canonical:  # a copy: the caller's matrix is never changed (sum_duplicates works in place)
+        X = scipy.sparse.csr_matrix(X).astype(np.float64, copy=True)
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has no columns (shape {X.shape}); at least one feature needed")
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError(f"{name} contains NaN or inf; TRON needs finite values")
+    X.sum_duplicates()  # also sorts the indices
+    return X
+
+
+def check_fit_input(X: Any, y: Any, backend: Any, fit_intercept: bool):
+    """Host float64 X (CSR or dense, with the bias column if asked), y in {-1, +1}, classes, Backend."""
+    on_device = type(X).__module__.split(".")[0] in ("cupy", "cupyx")
+    backend = resolve_backend(backend, X) if on_device else resolve_backend(backend)
+    X = to_host(X)
+    check_sklearn_input_shape(X)
+    if y is None:
+        raise ValueError("this estimator requires y to be passed, but the target y is None")
+    if scipy.sparse.issparse(X):
+        Xh = _check_sparse(X)
+        if Xh.shape[0] == 0:
+            raise ValueError(f"X has 0 rows (shape {Xh.shape}); at least one sample is needed")
+    else:
+        Xh = check_X(X, dtype=np.float64, allow_nan=False, name="X")
+    y = np.asarray(to_host(y))
+    if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        from sklearn.exceptions import DataConversionWarning
+
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
+                      DataConversionWarning, stacklevel=4)
+        y = y.ravel()
+    y = check_y(y, Xh.shape[0])
+    classes = _two_classes(y)
+    y_pm = np.where(y == classes[1], 1.0, -1.0)
+    if fit_intercept:
+        ones = np.ones((Xh.shape[0], 1))
+        Xh = scipy.sparse.hstack([Xh, ones], format="csr") if scipy.sparse.issparse(Xh) else np.hstack([Xh, ones])
+    return Xh, y_pm, classes, backend
+
+
+def _two_classes(y: np.ndarray) -> np.ndarray:
+    """The two sorted labels of ``y``, or a ValueError naming what is wrong (one class, more, continuous)."""
+    first = y[0]
+    other = y != first
+    if not other.any():
+        raise ValueError(f"y has only one class ({first!r}); a binary classifier needs samples of two classes")
+    second = y[other][0]
+    if np.any(y[other] != second):  # a third value: say what kind of target it is
+        from sklearn.utils.multiclass import type_of_target
+
+        kind = type_of_target(y)
+        if kind == "continuous":
+            raise ValueError("Unknown label type: continuous. y holds real values; TRON's classifiers need "
+                             "labels of two values")
+        values = np.unique(y)
+        raise ValueError(f"Only binary classification is supported: y has {len(values)} classes "
+                         f"({values[:5].tolist()}{' ...' if len(values) > 5 else ''}); TRON's logistic "
+                         "regression and L2-SVM here take labels of two values")
+    return np.sort(np.array([first, second], dtype=y.dtype))
+
+
+def check_predict_input(est: Any, X: Any):
+    """X for prediction: host float64 (CSR or dense) with ``n_features_in_`` columns."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est, "coef_")
+    X = to_host(X)
+    check_sklearn_input_shape(X)
+    if scipy.sparse.issparse(X):
+        Xh = _check_sparse(X)
+    else:
+        Xh = check_X(X, dtype=np.float64, allow_nan=False, name="X", min_samples=0)
+    if Xh.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {Xh.shape[1]} features, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input")
+    return Xh

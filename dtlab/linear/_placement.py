@@ -1,0 +1,144 @@
+"""Where the rows of X live during a fit: the host, the GPU, or both (the paper's MIX).
+
+``backend="cpu"``
+    one host block; a CSR matrix gets the multithreaded numba kernels, a
+    dense array numpy's BLAS.
+``backend="cuda"``, ``placement="device"``
+    one device block: X, y and every per-row vector on the GPU, products by
+    cuSPARSE / cuBLAS through cupy; the solver's vectors on the GPU too.
+``backend="cuda"``, ``placement="mixed"``
+    the first rows that fit in ``device_memory`` on the GPU, the rest on the
+    host with the numba kernels; each product is computed by both and the two
+    ``n_features`` partial results are added on the host (the solver's
+    vectors live there).  The GPU's kernels are launched asynchronously first,
+    so the two shares are computed at the same time.
+``placement="auto"``
+    ``"device"`` when the data fit in the GPU's free memory, else
+    ``"mixed"``, with a warning saying so.
+
+Under numba's CUDA simulator the ``cuda`` backend's array module is numpy, so
+the device block runs the array-module code path on the host: that is how the
+GPU code path is tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from ..backend import Backend
+from ._operators import ArrayRows, NumbaCsrRows
+from .losses import LOSSES, L2Objective
+
+PLACEMENTS = ("auto", "device", "mixed")
+
+#: Bytes per non-zero a device block may need: data + int32 index, their squares for the
+#: preconditioner, and for the L2-SVM the gathered X_I and its squares (worst case: every row active).
+_NNZ_BYTES = {"logistic": 24, "squared_hinge": 48}
+#: Bytes per row: row pointer and the per-row vectors (y, z, X s, gradient and Hessian weights, temporaries).
+_ROW_BYTES = 8 + 10 * 8
+
+
+def device_bytes(X: Any, loss: str, n_rows: int | None = None) -> int:
+    """Device memory a fit on the first ``n_rows`` rows of ``X`` needs (an estimate with some headroom)."""
+    n = X.shape[0] if n_rows is None else n_rows
+    if scipy.sparse.issparse(X):
+        per_value = X.indptr[n] * _NNZ_BYTES[loss]
+    else:
+        per_value = n * X.shape[1] * _NNZ_BYTES[loss] * 2 // 3  # dense: no index arrays
+    return int(per_value + n * _ROW_BYTES + 16 * 8 * X.shape[1])
+
+
+def _size(n_bytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.2f} {unit}"
+    return f"{n_bytes} bytes"
+
+
+def rows_that_fit(X: Any, loss: str, budget: int) -> int:
+    """Largest ``k`` with ``device_bytes(X, loss, k) <= budget``."""
+    lo, hi = 0, X.shape[0]
+    while lo < hi:  # device_bytes grows with k: binary search
+        mid = (lo + hi + 1) // 2
+        if device_bytes(X, loss, mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def liblinear_order(y: np.ndarray) -> np.ndarray:
+    """LIBLINEAR's row order for labels ±1: the positive rows, then the negative ones, each in input order."""
+    return np.concatenate([np.flatnonzero(y > 0), np.flatnonzero(y <= 0)]).astype(np.int64)
+
+
+def _host_part(make_loss, X: Any, y: np.ndarray, C: float):
+    """A host block and its loss: CSR rows in LIBLINEAR's order for the numba kernels, dense rows for BLAS."""
+    if scipy.sparse.issparse(X):
+        order = liblinear_order(y)
+        return make_loss(NumbaCsrRows(X, order), np.ascontiguousarray(y[order]), C)
+    return make_loss(ArrayRows(X, np), y, C)
+
+
+def _device_block(X: Any, backend: Backend):
+    return ArrayRows(backend.to_device(X), backend.xp)
+
+
+def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend, placement: str = "auto",
+                    device_memory: int | None = None) -> tuple[L2Objective, dict]:
+    """The objective of a fit, its rows placed on the host, the device or both.
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR matrix or ndarray of shape (n_samples, n_features), float64, on the host
+    y : ndarray of shape (n_samples,), float64 in {-1, +1}
+    C : float > 0
+    loss : {"logistic", "squared_hinge"}
+    backend : Backend
+    placement : {"auto", "device", "mixed"}
+        Only for the cuda backend (see the module docstring).
+    device_memory : int, optional
+        Bytes the device may use; default: the GPU's free memory (unlimited under the simulator).
+        A small value forces the mixed split (tests do this).
+
+    Returns
+    -------
+    objective : L2Objective
+    info : dict
+        ``placement`` ("host", "device" or "mixed"), ``device_rows``, ``host_rows``,
+        ``device_bytes_needed``, ``device_bytes_budget``.
+    """
+    make_loss = LOSSES[loss]
+    n = X.shape[0]
+    if not backend.is_cuda:
+        if placement != "auto":
+            raise ValueError(f"placement={placement!r} applies to backend='cuda' only; with backend="
+                             f"'{backend.name}' every row is on the host (use placement='auto')")
+        part = _host_part(make_loss, X, y, C)
+        return L2Objective([part], np), {"placement": "host", "device_rows": 0, "host_rows": n}
+    need = device_bytes(X, loss)
+    budget = backend.free_bytes() if device_memory is None else int(device_memory)
+    fits = budget is None or need <= budget
+    info = {"device_bytes_needed": need, "device_bytes_budget": budget}
+    if placement == "device" and not fits:
+        raise MemoryError(f"the data need about {_size(need)} on the GPU but only {_size(budget)} are available; "
+                          "use placement='mixed' (GPU and CPU threads share the rows) or backend='cpu'")
+    if placement == "device" or (placement == "auto" and fits):
+        xp = backend.xp
+        part = make_loss(_device_block(X, backend), xp.asarray(y), C)
+        return L2Objective([part], xp), {**info, "placement": "device", "device_rows": n, "host_rows": 0}
+    k = n if budget is None else rows_that_fit(X, loss, budget)
+    if placement == "auto":
+        warnings.warn(f"the data need about {_size(need)} on the GPU but only {_size(budget)} are available: "
+                      f"using the mixed placement, {k:,} of {n:,} rows on the GPU and the rest on CPU threads",
+                      UserWarning, stacklevel=3)
+    parts = []
+    if k > 0:
+        parts.append(make_loss(_device_block(X[:k], backend), backend.xp.asarray(y[:k]), C))
+    if k < n:
+        parts.append(_host_part(make_loss, X[k:], y[k:], C))
+    return L2Objective(parts, np), {**info, "placement": "mixed", "device_rows": k, "host_rows": n - k}

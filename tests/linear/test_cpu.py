@@ -1,0 +1,150 @@
+"""The numba kernels of dtlab.linear._cpu against their plain references, serial and parallel."""
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dtlab.linear import _cpu
+from dtlab.linear._operators import _ALL_ROWS, NumbaCsrRows, csr_arrays
+
+
+def _random_csr(rng, n_rows, n_features, density):
+    X = scipy.sparse.random(n_rows, n_features, density=density, random_state=rng, format="csr")
+    X.data = rng.standard_normal(X.nnz)
+    return X
+
+
+def _arrays(X):
+    a = csr_arrays(X)
+    return a["indptr"], a["indices"], a["data"]
+
+
+@pytest.mark.parametrize("variant", ["serial", "parallel"])
+@pytest.mark.parametrize("n_chunks", [1, 3])
+@pytest.mark.parametrize("subset", [False, True])
+def test_products_match_references(variant, n_chunks, subset):
+    rng = np.random.default_rng(0)
+    X = _random_csr(rng, 57, 23, 0.2)
+    ip, ix, dt = _arrays(X)
+    k = _cpu.SERIAL if variant == "serial" else _cpu.PARALLEL
+    rows = np.sort(rng.choice(57, 31, replace=False)).astype(np.int64) if subset else _ALL_ROWS
+    ref_rows = rows if subset else np.arange(57)
+    m = len(ref_rows)
+    v, u, coef = rng.standard_normal(23), rng.standard_normal(m), rng.random(m)
+    out, partial = np.empty(23), np.empty((n_chunks, 23))
+    if n_chunks == 1:
+        partial = out.reshape(1, -1)
+    z = np.empty(m)
+    k["_csr_matvec"](ip, ix, dt, rows, v, z)
+    np.testing.assert_allclose(z, _cpu.matvec_reference(ip, ix, dt, ref_rows, v), rtol=1e-12, atol=1e-12)
+    k["_csr_rmatvec"](ip, ix, dt, rows, u, partial, out)
+    np.testing.assert_allclose(out, _cpu.rmatvec_reference(ip, ix, dt, ref_rows, u, 23), rtol=1e-12, atol=1e-12)
+    k["_csr_hv"](ip, ix, dt, rows, coef, v, partial, out)
+    np.testing.assert_allclose(out, _cpu.hv_reference(ip, ix, dt, ref_rows, coef, v), rtol=1e-12, atol=1e-12)
+    k["_csr_sq_rmatvec"](ip, ix, dt, rows, 4.0, coef, 1.0, partial, out)
+    sq = _cpu.sq_rmatvec_reference(ip, ix, dt, ref_rows, 4.0, coef, 1.0, 23)
+    np.testing.assert_allclose(out, sq, rtol=1e-12, atol=1e-12)
+    out2, partial2 = np.empty(23), (np.empty((n_chunks, 23)) if n_chunks > 1 else None)
+    partial2 = out2.reshape(1, -1) if partial2 is None else partial2
+    k["_csr_rmatvec_sq"](ip, ix, dt, rows, u, 4.0, coef, 1.0, partial, out, partial2, out2)
+    np.testing.assert_allclose(out, _cpu.rmatvec_reference(ip, ix, dt, ref_rows, u, 23), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out2, sq, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_rows=st.integers(1, 40), n_features=st.integers(1, 30), density=st.floats(0.0, 1.0),
+       seed=st.integers(0, 2**31 - 1), n_chunks=st.integers(1, 4))
+def test_hv_property(n_rows, n_features, density, seed, n_chunks):
+    """Any shape, empty rows and columns included: the fused product equals X.T (c * (X s))."""
+    rng = np.random.default_rng(seed)
+    X = _random_csr(rng, n_rows, n_features, density)
+    ip, ix, dt = _arrays(X)
+    s, coef = rng.standard_normal(n_features), rng.random(n_rows)
+    out, partial = np.empty(n_features), np.empty((n_chunks, n_features))
+    _cpu.PARALLEL["_csr_hv"](ip, ix, dt, _ALL_ROWS, coef, s, partial, out)
+    np.testing.assert_allclose(out, X.T @ (coef * (X @ s)), rtol=1e-10, atol=1e-12)
+
+
+def test_one_chunk_adds_in_row_order():
+    """With one chunk the scatter adds each output's terms in row order (LIBLINEAR's axpy loop)."""
+    rng = np.random.default_rng(1)
+    X = _random_csr(rng, 200, 5, 0.6)
+    ip, ix, dt = _arrays(X)
+    u = rng.standard_normal(200)
+    out = np.empty(5)
+    _cpu.SERIAL["_csr_rmatvec"](ip, ix, dt, _ALL_ROWS, u, out.reshape(1, -1), out)
+    expected = [0.0] * 5
+    for i in range(200):
+        for k in range(X.indptr[i], X.indptr[i + 1]):
+            expected[X.indices[k]] += u[i] * X.data[k]
+    assert out.tolist() == expected
+
+
+@pytest.mark.parametrize("variant", ["serial", "parallel"])
+def test_row_terms(variant):
+    rng = np.random.default_rng(2)
+    z, y = rng.standard_normal(101) * 30, np.where(rng.random(101) < 0.4, 1.0, -1.0)
+    zs = rng.standard_normal(101)
+    k = _cpu.SERIAL if variant == "serial" else _cpu.PARALLEL
+    for kind in (0, 1):
+        for n_chunks in (1, 4):
+            got = k["_loss_value"](z, zs, 0.3, y, 2.5, 7.0, kind, n_chunks)
+            assert got == pytest.approx(_cpu.loss_value_reference(z, zs, 0.3, y, 2.5, 7.0, kind), rel=1e-12)
+    u, D, cd = np.empty(101), np.empty(101), np.empty(101)
+    k["_logistic_terms"](z, y, 2.5, u, D, cd)
+    for got, ref in zip((u, D, cd), _cpu.logistic_terms_reference(z, y, 2.5)):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-300)
+    rows, uu = np.empty(101, dtype=np.int64), np.empty(101)
+    m = _cpu._squared_hinge_active(z, y, 2.5, rows, uu)
+    ref_rows, ref_u = _cpu.squared_hinge_active_reference(z, y, 2.5)
+    np.testing.assert_array_equal(rows[:m], ref_rows)
+    np.testing.assert_allclose(uu[:m], ref_u, rtol=1e-15)
+
+
+def test_vector_reductions_in_liblinear_order():
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 4, 5, 6, 17):
+        x, y, M = rng.standard_normal(n), rng.standard_normal(n), rng.random(n)
+        expected, i = 0.0, 0
+        while i < n - 4:  # ddot_: five products summed, then added
+            expected += (x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3]
+                         + x[i + 4] * y[i + 4])
+            i += 5
+        for j in range(i, n):
+            expected += x[j] * y[j]
+        assert _cpu.ddot(x, y) == expected
+        assert _cpu.seq_dot(x, y) == pytest.approx(float(x @ y), abs=1e-12)
+        assert _cpu.uTMv(x, M, y) == pytest.approx(float(x @ (M * y)), abs=1e-12)
+        assert _cpu.dnrm2(x) == pytest.approx(float(np.linalg.norm(x)), rel=1e-14)
+    assert _cpu.dnrm2(np.array([1e200, 1e200])) == pytest.approx(np.sqrt(2) * 1e200)  # scaled: no overflow
+
+
+def test_take_rows_and_block_views():
+    rng = np.random.default_rng(6)
+    X = _random_csr(rng, 30, 9, 0.3)
+    order = rng.permutation(30)
+    block = NumbaCsrRows(X, order)
+    v = rng.standard_normal(9)
+    np.testing.assert_allclose(block.matvec(v), X[order] @ v, rtol=1e-14)
+    sub = block.restrict(np.array([2, 5, 11]))
+    assert sub.n_rows == 3 and sub.nnz == X[order][[2, 5, 11]].nnz
+    u = rng.standard_normal(3)
+    np.testing.assert_allclose(sub.rmatvec(u), X[order][[2, 5, 11]].T @ u, rtol=1e-14, atol=1e-15)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_parallel_threshold(monkeypatch):
+    monkeypatch.setattr(_cpu, "PARALLEL_MIN_WORK", 10)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        assert _cpu.kernels(1_000) is _cpu.SERIAL
+        if numba.config.NUMBA_NUM_THREADS > 1:
+            numba.set_num_threads(2)
+            assert _cpu.kernels(1_000) is _cpu.PARALLEL
+            assert _cpu.kernels(5) is _cpu.SERIAL
+    finally:
+        numba.set_num_threads(before)
