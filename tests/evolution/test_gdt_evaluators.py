@@ -112,7 +112,8 @@ def test_result_does_not_depend_on_the_number_of_blocks():
     for n_blocks in (1, 2, 7, 64):
         stats = LeafStats.empty(batch.n_nodes, 2)
         masks = forest_masks(batch, X.dtype)
-        _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.uint64(3),
+        _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.int64(0),
+                                 np.uint64(3),
                                  batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
                                  batch.missing_left, tree_salts(3, batch.n_trees), masks.masked, masks.test_offset,
                                  masks.test_feature, masks.test_threshold, masks.test_mask, masks.leaf_offset,

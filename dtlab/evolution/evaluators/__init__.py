@@ -1,4 +1,4 @@
-"""GDT fitness evaluators: the protocol, the NumPy reference, the batched CPU evaluator, the registry.
+"""GDT fitness evaluators: the protocol, the NumPy reference, the batched CPU, device-pool and CUDA evaluators.
 
 An evaluator is chosen by two independent choices (the project's convention):
 ``backend``, *where* the work runs (``"cpu"``, ``"cuda"``), and the algorithmic
@@ -19,15 +19,25 @@ from typing import Callable
 
 from .base import Evaluator, LeafStats, check_data, merge_stats
 from .cpu import CpuEvaluator
+from .pool import PoolEvaluator
 from .reference import NumpyEvaluator
 
 #: The algorithmic variants of an evaluator.
 VARIANTS = ("batched", "reference")
 
-#: Evaluator factories by ``(backend, variant)``.
+def cuda_evaluator(X, y, n_classes: int, n_devices: int | None = None, **options) -> Evaluator:
+    """The CUDA evaluator (:class:`~dtlab.evolution.evaluators.cuda.CudaEvaluator`), imported when first asked for."""
+    from .cuda import CudaEvaluator
+
+    return CudaEvaluator(X, y, n_classes, n_devices=n_devices, **options)
+
+
+#: Evaluator factories by ``(backend, variant)``.  The Dask evaluator is not a place but an executor
+#: (``GDTClassifier(executor=...)``, :mod:`.dask`): on its workers it runs these same shards.
 EVALUATORS: dict[tuple[str, str], Callable[..., Evaluator]] = {
     ("cpu", "batched"): CpuEvaluator,
     ("cpu", "reference"): NumpyEvaluator,
+    ("cuda", "batched"): cuda_evaluator,
 }
 
 
@@ -51,8 +61,11 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
     Raises
     ------
     ValueError
-        No evaluator is registered for the pair (e.g. ``"cuda"`` before a CUDA
-        evaluator exists); the message lists the available ones.
+        No evaluator is registered for the pair (e.g. ``"cuda"`` with
+        ``evaluator="reference"``); the message lists the available ones.
+    RuntimeError
+        ``backend="cuda"`` on a machine without a usable GPU (and without the
+        simulator); the message says what is missing.
     """
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string, got {type(backend).__name__}")
@@ -73,8 +86,15 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
         raise ValueError(f"no GDT evaluator is registered for backend={backend!r}, evaluator={variant!r}; "
                          f"available: {available} (or backend='auto'). A CUDA evaluator registers itself "
                          "with dtlab.evolution.register_evaluator('cuda', factory) once it exists.")
+    if backend == "cuda":
+        from ...backend import cuda_status
+
+        available, reason = cuda_status()
+        if not available:
+            raise RuntimeError(f"backend='cuda' is not available on this machine: {reason}; use backend='cpu' "
+                               "(or 'auto', which picks the CPU here)")
     return backend, variant
 
 
-__all__ = ["EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "LeafStats", "NumpyEvaluator", "check_data",
-           "merge_stats", "register_evaluator", "resolve_evaluator"]
+__all__ = ["EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "LeafStats", "NumpyEvaluator", "PoolEvaluator",
+           "check_data", "cuda_evaluator", "merge_stats", "register_evaluator", "resolve_evaluator"]
