@@ -25,7 +25,7 @@ PACKAGE = ROOT / "dtlab"
 
 #: Modules that are not techniques; none of them may import a technique package.
 FOUNDATION = ("dtlab.backend", "dtlab._validation", "dtlab._jit", "dtlab._cuda_blocks", "dtlab.datasets", "dtlab.trees",
-              "dtlab.plotting")
+              "dtlab.plotting", "dtlab.distributed")
 
 #: Lines above which a module's docstring must say why it is long ("Long module: ...").
 MAX_LINES = 450

@@ -24,16 +24,20 @@ imported when an executor is made, never by ``import dtlab``.
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any, Callable, Sequence
 
-__all__ = ["ClusterError", "DaskExecutor", "connect"]
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterError", "DaskExecutor", "connect"]
+
+#: Seconds to wait for a scheduler given by address before saying it cannot be reached.
+CONNECT_TIMEOUT_S = 10.0
 
 
 class ClusterError(RuntimeError):
     """The Dask cluster cannot do the work: closed client, unreachable scheduler, no workers left."""
 
 
-def connect(client: Any = None, timeout: float = 10.0):
+def connect(client: Any = None, timeout: float | None = None):
     """A running ``distributed.Client`` from a client, a scheduler address, or None (the default client).
 
     Raises
@@ -54,6 +58,7 @@ def connect(client: Any = None, timeout: float = 10.0):
             raise ClusterError("executor='dask' needs a Dask client: create one (distributed.Client(...)) or pass "
                                "the client or a scheduler address as executor") from exc
     if isinstance(client, str):
+        timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
         try:
             return distributed.Client(client, timeout=f"{timeout}s")
         except (OSError, TimeoutError) as exc:
@@ -115,15 +120,15 @@ class DaskExecutor:
         if not alive:
             raise ClusterError("the Dask cluster has no workers")
         self.workers = [alive[i % len(alive)] for i in range(len(self._parts))]
-        self.states = [self._place(i) for i in range(len(self._parts))]
         self.resent = 0
         self.last_seconds = {"round": 0.0, "work": 0.0}
+        self.states = [self._place(i) for i in range(len(self._parts))]
 
     def _place(self, i: int):
         worker = self.workers[i]
-        arrays = self.client.scatter(list(self._parts[i]), workers=[worker], broadcast=False)
+        arrays = self.client.scatter(list(self._parts[i]), workers=[worker], broadcast=False, hash=False)
         return self.client.submit(self._make_state, *arrays, workers=[worker], allow_other_workers=False,
-                                  pure=False, key=f"dtlab-part-{i}-{id(self)}-{self.resent}")
+                                  pure=False, key=f"dtlab-part-{i}-{uuid.uuid4().hex}")
 
     def _resend_lost(self) -> bool:
         """Place again the parts whose state is gone; False when nothing was lost."""

@@ -96,5 +96,49 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
     return backend, variant
 
 
-__all__ = ["EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "LeafStats", "NumpyEvaluator", "PoolEvaluator",
-           "check_data", "cuda_evaluator", "merge_stats", "register_evaluator", "resolve_evaluator"]
+#: Executors: who drives the devices.  ``"local"``: this process (threads of a device pool);
+#: ``"dask"`` (or a ``distributed.Client``, or a scheduler address): the workers of a Dask cluster.
+EXECUTORS = ("local", "dask")
+
+
+def check_executor(executor) -> str:
+    """``"local"`` or ``"dask"`` for an ``executor`` parameter; raises for anything else.
+
+    Accepted: ``"local"``, ``"dask"`` (the session's default Dask client), a
+    scheduler address (``"tcp://host:port"`` and other ``scheme://`` forms) or
+    a ``distributed.Client``.
+    """
+    if isinstance(executor, str):
+        if executor in EXECUTORS:
+            return executor
+        if "://" in executor:
+            return "dask"
+        raise ValueError(f"executor must be 'local', 'dask', a Dask scheduler address ('tcp://host:port') or a "
+                         f"distributed.Client, got {executor!r}")
+    if type(executor).__module__.split(".")[0] == "distributed" and type(executor).__name__ == "Client":
+        return "dask"
+    raise TypeError(f"executor must be 'local', 'dask', a scheduler address or a distributed.Client, "
+                    f"got {type(executor).__name__}")
+
+
+def make_evaluator(key: tuple[str, str], X, y, n_classes: int, n_devices: int | None = None,
+                   executor="local") -> Evaluator:
+    """The evaluator for an :data:`EVALUATORS` key run by ``executor`` (see :func:`check_executor`).
+
+    With a Dask executor the workers run the batched kernels of ``key``'s
+    backend on their shards (:class:`~dtlab.evolution.evaluators.dask.DaskEvaluator`).
+    """
+    if check_executor(executor) == "local":
+        return EVALUATORS[key](X, y, n_classes, n_devices=n_devices)
+    if key[1] != "batched" or key[0] not in ("cpu", "cuda"):
+        raise ValueError(f"the Dask executor runs the batched kernels on CPUs or GPUs; backend={key[0]!r}, "
+                         f"evaluator={key[1]!r} cannot run on it")
+    from .dask import DaskEvaluator
+
+    return DaskEvaluator(X, y, n_classes, n_devices, client=None if executor == "dask" else executor,
+                         backend=key[0])
+
+
+__all__ = ["EVALUATORS", "EXECUTORS", "VARIANTS", "CpuEvaluator", "Evaluator", "LeafStats", "NumpyEvaluator",
+           "PoolEvaluator", "check_data", "check_executor", "cuda_evaluator", "make_evaluator", "merge_stats",
+           "register_evaluator", "resolve_evaluator"]

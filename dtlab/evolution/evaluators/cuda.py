@@ -20,19 +20,16 @@ bitmasks of :mod:`dtlab.trees.bitmask` instead of the walk.  ``leaf_search=
 "auto"`` times both on the first batch on a real GPU and keeps the faster
 (the simulator keeps the walk: it proves logic, not speed).
 
-Nothing here imports numba.cuda or cupy at import time; a shard imports them
-when it is built.
+Nothing here imports numba.cuda or cupy at import time; a shard
+(:class:`~dtlab.evolution.evaluators._cuda.CudaShard`) imports them when it is built.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
 from ...backend import resolve_backend
 from ...distributed import plan_shards
-from .base import BatchWork, LeafStats
 from .pool import PoolEvaluator
 
 #: Devices the CUDA simulator offers (shards sharing the one simulated GPU).
@@ -53,131 +50,6 @@ def gpu_free_bytes(n_present: int) -> list[int]:
         with cupy.cuda.Device(i):
             free.append(int(cupy.cuda.runtime.memGetInfo()[0]))
     return free
-
-
-class CudaShard:
-    """One GPU's shard (cupy arrays; NumPy under the simulator) and the launches of one evaluation.
-
-    Parameters
-    ----------
-    Xt : ndarray of shape (n_features, n_rows), float32 or float64
-    y : ndarray of shape (n_rows,), int32
-    start : int
-        Global id of the shard's first row.
-    n_classes : int
-    device : int
-        CUDA device ordinal (made current on the calling thread).
-    leaf_search : {"auto", "walk", "bitmask"}
-    threads_per_block, shared_slots : int or None
-        Defaults: :data:`._cuda.THREADS_PER_BLOCK` / ``SHARED_SLOTS`` on a GPU, the ``SIMULATOR_*`` values
-        in the simulator.
-    """
-
-    kind = "cuda"
-
-    def __init__(self, Xt: np.ndarray, y: np.ndarray, start: int, n_classes: int, device: int = 0,
-                 leaf_search: str = "auto", threads_per_block: int | None = None, shared_slots: int | None = None):
-        from numba import cuda
-
-        from . import _cuda
-
-        backend = resolve_backend("cuda")
-        self.simulated = backend.simulated
-        if not self.simulated:
-            import cupy
-
-            cuda.select_device(device)
-            cupy.cuda.Device(device).use()
-        self.xp = backend.xp
-        self.device = device
-        self.start, self.n_rows, self.n_classes = int(start), int(len(y)), int(n_classes)
-        self.tpb = threads_per_block or (_cuda.SIMULATOR_THREADS_PER_BLOCK if self.simulated
-                                         else _cuda.THREADS_PER_BLOCK)
-        slots = shared_slots or (_cuda.SIMULATOR_SHARED_SLOTS if self.simulated else _cuda.SHARED_SLOTS)
-        self._pre, self._post = _cuda.kernels(self.tpb, slots)
-        self._cuda = cuda
-        # wanted blocks in flight: a few per multiprocessor (2 in the simulator, to exercise the reduction)
-        self._blocks_wanted = 2 if self.simulated else 8 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-        self.Xt = self.xp.asarray(np.ascontiguousarray(Xt))
-        self.y = self.xp.asarray(np.ascontiguousarray(y, dtype=np.int32))
-        self.leaf_search = leaf_search
-        #: Seconds of fitness_pre with each leaf search when "auto" chose on a GPU (empty otherwise).
-        self.leaf_search_seconds: dict[str, float] = {}
-
-    def _sync(self) -> None:
-        if not self.simulated:
-            self._cuda.synchronize()
-
-    def _to_device(self, work: BatchWork) -> dict:
-        f, m, xp = work.forest, work.masks, self.xp
-        node_salt = np.repeat(work.salts, np.diff(f.node_offset))
-
-        def dev(a, dtype=None):
-            a = np.ascontiguousarray(a, dtype=dtype)
-            return xp.asarray(a if a.size else np.zeros(1, a.dtype))  # no zero-size kernel arguments
-
-        return {"node_offset": dev(f.node_offset), "feature": dev(f.feature),
-                "threshold": dev(work.threshold, self.Xt.dtype), "left": dev(f.left), "right": dev(f.right),
-                "missing_left": dev(f.missing_left), "salt": dev(work.salts), "node_salt": dev(node_salt),
-                "masked": dev(m.masked), "test_offset": dev(m.test_offset), "test_feature": dev(m.test_feature),
-                "test_threshold": dev(m.test_threshold, self.Xt.dtype), "test_mask": dev(m.test_mask),
-                "leaf_offset": dev(m.leaf_offset), "leaf_node": dev(m.leaf_node)}
-
-    def _fitness_pre(self, d: dict, work: BatchWork, use_masks: bool, parts: tuple) -> None:
-        self._pre[(parts[0].shape[0], work.forest.n_trees), self.tpb](
-            self.Xt, self.y, np.int64(self.n_rows), np.int64(self.start), work.seed, d["node_offset"], d["feature"],
-            d["threshold"], d["left"], d["right"], d["missing_left"], d["salt"], use_masks, d["masked"],
-            d["test_offset"], d["test_feature"], d["test_threshold"], d["test_mask"], d["leaf_offset"],
-            d["leaf_node"], *parts)
-
-    def _parts(self, work: BatchWork) -> tuple:
-        """The blocks' partial statistics (each block initialises its own region): a grid row per block."""
-        n_trees, n_nodes = work.forest.n_trees, work.forest.n_nodes
-        n_row_blocks = int(max(1, min(-(-self.n_rows // self.tpb), -(-self._blocks_wanted // n_trees))))
-        shape = (n_row_blocks, n_nodes, self.n_classes)
-        return (self.xp.empty(shape, np.int32), self.xp.empty(shape, np.uint64), self.xp.empty(shape, np.uint64))
-
-    def _choose_leaf_search(self, d: dict, work: BatchWork, parts: tuple) -> bool:
-        """Whether to use the bitmasks: fixed by ``leaf_search``, or timed once on the first batch (GPU, "auto")."""
-        if self.leaf_search != "auto":
-            return self.leaf_search == "bitmask"
-        if self.simulated or not work.masks.masked.any():
-            return False
-        for use in (False, True):  # warm-up: compilation of the launch
-            self._fitness_pre(d, work, use, parts)
-        self._sync()
-        for name, use in (("walk", False), ("bitmask", True)):
-            start = time.perf_counter()
-            for _ in range(3):
-                self._fitness_pre(d, work, use, parts)
-            self._sync()
-            self.leaf_search_seconds[name] = (time.perf_counter() - start) / 3
-        self.leaf_search = min(self.leaf_search_seconds, key=self.leaf_search_seconds.get)
-        return self.leaf_search == "bitmask"
-
-    def evaluate(self, work: BatchWork) -> tuple[LeafStats, dict[str, float]]:
-        """Partial statistics of the shard's rows and ``{"transfer": s, "kernel": s}``."""
-        start = time.perf_counter()
-        xp, n_nodes = self.xp, work.forest.n_nodes
-        d = self._to_device(work)
-        parts = self._parts(work)
-        counts = xp.empty((n_nodes, self.n_classes), np.int64)
-        cand_hash = xp.empty((n_nodes, self.n_classes, 2), np.uint64)
-        cand_row = xp.empty((n_nodes, self.n_classes, 2), np.int64)
-        self._sync()
-        sent = time.perf_counter()
-        use_masks = self._choose_leaf_search(d, work, parts)
-        self._fitness_pre(d, work, use_masks, parts)
-        n_slots = n_nodes * self.n_classes
-        self._post[-(-n_slots // self.tpb), self.tpb](*parts, d["node_salt"], work.seed, counts, cand_hash, cand_row)
-        self._sync()
-        computed = time.perf_counter()
-        stats = LeafStats(*(np.asarray(a.get() if hasattr(a, "get") else a) for a in (counts, cand_hash, cand_row)))
-        done = time.perf_counter()
-        return stats, {"transfer": (sent - start) + (done - computed), "kernel": computed - sent}
-
-    def close(self) -> None:
-        self.Xt = self.y = None
 
 
 class CudaEvaluator(PoolEvaluator):
@@ -232,7 +104,9 @@ class CudaEvaluator(PoolEvaluator):
                            fixed_bytes=0 if self._backend.simulated else WORK_BYTES, what="the training data",
                            kind=kind)
 
-    def _make_shard(self, i: int, X: np.ndarray, y: np.ndarray) -> CudaShard:
+    def _make_shard(self, i: int, X: np.ndarray, y: np.ndarray):
+        from ._cuda import CudaShard
+
         a, b = self.bounds[i]
         return CudaShard(X[a:b].T, y[a:b], a, self.n_classes, device=0 if self._backend.simulated else i,
                          **self._options)

@@ -73,7 +73,7 @@ def make_shard(kind: str, Xt: np.ndarray, y: np.ndarray, start: int, n_classes: 
     if kind == "cpu":
         return CpuShard(Xt, y, start, n_classes)
     if kind == "cuda":
-        from .cuda import CudaShard
+        from ._cuda import CudaShard
 
         return CudaShard(Xt, y, start, n_classes, **options)
     raise ValueError(f"unknown device kind {kind!r}; expected 'cpu' or 'cuda'")
