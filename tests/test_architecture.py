@@ -188,13 +188,19 @@ def test_old_import_paths_warn_and_reexport(old, new):
         importlib.import_module(new)  # the new path is silent
 
 
+#: Notebook numbers taken on another branch that has not been merged into this one yet (number: notebook).
+#: An entry is harmless once that notebook is here; remove it then.
+RESERVED_NOTEBOOKS = {3: "03_linear_tron.ipynb"}
+
+
 def test_notebooks_are_numbered_without_gaps_and_indexed():
     import json
     import re
 
     names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert names[0] == "00_tour.ipynb"
-    assert [int(n[:2]) for n in names] == list(range(len(names))), names
+    numbers = sorted({int(n[:2]) for n in names} | set(RESERVED_NOTEBOOKS))
+    assert numbers == list(range(len(numbers))), names
     slugs = ("tour", *TECHNIQUES)
     pattern = re.compile(r"^\d\d_(%s)(_[a-z0-9_]+)?\.ipynb$" % "|".join(slugs))
     assert all(pattern.match(n) for n in names), names

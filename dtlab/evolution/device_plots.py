@@ -16,8 +16,8 @@ import numpy as np
 from ..plotting import new_axes
 from ..plotting.text import speedup
 
-__all__ = ["PHASE_LABELS", "baseline_captions", "device_captions", "plot_accuracy_size", "plot_device_scaling",
-           "plot_evaluator_speedups", "plot_generation_breakdown", "pareto_front"]
+__all__ = ["PHASE_LABELS", "baseline_captions", "device_captions", "pareto_front", "plot_accuracy_size",
+           "plot_baselines", "plot_device_scaling", "plot_evaluator_speedups", "plot_generation_breakdown"]
 
 #: Phases of a generation, in stacking order, and their legend words.
 PHASE_LABELS = {"host_operators": "host: selection, crossover, mutation", "prepare": "host: batch preparation",
@@ -64,9 +64,9 @@ def plot_device_scaling(curves, ax=None, title: str | None = None, kind: str = "
                               ("modelled", dict(ls="--", marker="o", mfc="none"))):
             part = curves[(curves.n_devices == d) & (curves.source == source)].sort_values("n_samples")
             if len(part):
+                device = kind if d > 1 else kind[:-1] if kind.endswith("s") else kind
                 ax.plot(part.n_samples, part.speedup, color=f"C{i}", **style,
-                        label=f"{d} {kind.split()[0] if d == 1 else kind}" + (" (modelled)" if source == "modelled"
-                                                                               else " (measured)"))
+                        label=f"{d} {device}" + (" (modelled)" if source == "modelled" else " (measured)"))
     ax.set(xscale="log", xlabel="rows of Chess3x3 (log scale)", ylabel="speedup over one device (x)",
            title=title or f"GDT evaluation on several devices ({kind}, one thread each)")
     ax.set_ylim(bottom=0)
@@ -110,6 +110,38 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
     return front
 
 
+def plot_baselines(summary, title: str | None = None):
+    """Tree size (bars, log scale) and test accuracy (mean and spread over seeds) of every method per dataset.
+
+    Parameters
+    ----------
+    summary : DataFrame from :func:`dtlab.evolution.baselines.baseline_summary`
+    """
+    import matplotlib.pyplot as plt
+
+    datasets = list(dict.fromkeys(summary.dataset))
+    methods = list(dict.fromkeys(summary.method))
+    fig, (ax_size, ax_acc) = plt.subplots(1, 2, figsize=(11.0, 4.6), layout="constrained")
+    width = 0.8 / len(methods)
+    x = np.arange(len(datasets))
+    for j, method in enumerate(methods):
+        part = summary[summary.method == method].set_index("dataset").reindex(datasets)
+        offset = x - 0.4 + width * (j + 0.5)
+        ax_size.bar(offset, part.n_nodes, width, color=f"C{j}", label=method)
+        ax_acc.errorbar(offset, 100 * part.test_accuracy, yerr=100 * part.test_accuracy_std, fmt="o", ms=4,
+                        color=f"C{j}", capsize=2, lw=0.8)
+    names = [d + ("\n(held out)" if bool(summary[summary.dataset == d].held_out.iloc[0]) else "") for d in datasets]
+    for axis in (ax_size, ax_acc):
+        axis.set_xticks(x, names)
+        axis.grid(True, axis="y", alpha=0.3)
+    ax_size.set(yscale="log", ylabel="tree size (nodes, log scale)", title="tree size (mean over seeds)")
+    ax_acc.set(ylabel="test accuracy (%)", title="test accuracy (mean; bars: standard deviation over seeds)")
+    fig.legend(*ax_size.get_legend_handles_labels(), loc="outside lower center", ncols=min(len(methods), 4),
+               fontsize=8)
+    fig.suptitle(title or "GDT (defaults fixed) against tuned baselines on the same splits")
+    return fig
+
+
 def plot_accuracy_size(summary, title: str | None = None):
     """Test accuracy against tree size per dataset, one marker per method; the Pareto front joined.
 
@@ -119,6 +151,7 @@ def plot_accuracy_size(summary, title: str | None = None):
         n_nodes, test_accuracy, pareto``)
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     datasets = list(dict.fromkeys(summary.dataset))
     methods = list(dict.fromkeys(summary.method))
@@ -135,6 +168,11 @@ def plot_accuracy_size(summary, title: str | None = None):
         ax.step(front.n_nodes, 100 * front.test_accuracy, where="post", color="0.3", lw=0.8, ls=":")
         ax.set(xscale="log", title=name + (" (held out)" if bool(part.held_out.iloc[0]) else ""),
                xlabel="tree size (nodes, log scale)")
+        low, high = part.n_nodes.min(), part.n_nodes.max()
+        middle, half = np.sqrt(low * high), max(np.sqrt(high / low) * 1.4, np.sqrt(10))
+        ax.set_xlim(middle / half, middle * half)  # at least a decade, so the log axis gets labelled ticks
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("test accuracy (%)")
     handles = {h.get_label(): h for ax in axes[0] for h in ax.collections}
@@ -171,8 +209,9 @@ def device_captions(results: dict[str, Any]) -> dict[str, str]:
             + f"; the fastest is {best['method']}."),
         "evolution_device_scaling": (
             f"Speedup over one device as the data grow (Fig. 10 analogue), {results['kind']} with one thread each: "
-            + "; ".join(f"{r['n_devices']} measured {speedup(r['speedup'])}" for r in measured)
-            + ", " + "; ".join(f"{r['n_devices']} modelled {speedup(r['speedup'])}" for r in modelled)
+            + "; ".join(f"{r['n_devices']} devices measured {speedup(r['speedup'])}" for r in measured)
+            + ("; " if measured else "") + "; ".join(f"{r['n_devices']} devices modelled {speedup(r['speedup'])}"
+                                                   for r in modelled)
             + f" at {_rows(largest)}. The model (dashed, open markers) is fitted to the measured kernel, transfer "
               f"and merge times and assumes each device brings its own compute, as a GPU does; this machine's "
               f"{results['cores']} cores run the kernel at {results['probe']['throughput_ratio']:.2f}x one core's "

@@ -249,8 +249,7 @@ def _comparison_figures(ctx: RunContext) -> dict:
                                          max_generations=ctx.pick(500, 10_000), max_stagnation=ctx.pick(200, 1_000),
                                          backend=_gdt_backend(ctx))
     summary = baseline_summary(table)
-    ctx.savefig(plots.plot_cart_comparison(table, title="GDT (defaults fixed) against tuned baselines"),
-                "evolution_vs_cart")
+    ctx.savefig(plots.plot_baselines(summary), "evolution_vs_cart")
     ctx.savefig(plots.plot_accuracy_size(summary), "evolution_accuracy_size")
     n = 10_000
     X, y = chess3x3(n, seed=ctx.seed)

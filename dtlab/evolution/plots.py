@@ -18,9 +18,10 @@ import numpy as np
 from ..plotting import new_axes
 from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase, threads
 
-__all__ = ["baseline_captions", "cart_captions", "convergence_captions", "pareto_front", "plot_accuracy_size",
-           "plot_cart_comparison", "plot_convergence", "plot_device_scaling", "plot_evaluator_speedups",
-           "plot_generation_breakdown", "plot_throughput", "quality_captions", "throughput_captions"]
+__all__ = ["PHASE_LABELS", "baseline_captions", "cart_captions", "convergence_captions", "pareto_front",
+           "plot_accuracy_size", "plot_baselines", "plot_cart_comparison", "plot_convergence", "plot_device_scaling",
+           "plot_evaluator_speedups", "plot_generation_breakdown", "plot_throughput", "quality_captions",
+           "throughput_captions"]
 
 _METRIC_LABELS = {
     "best_fitness": "best fitness (accuracy - alpha * (size - 1), unitless)",
@@ -245,8 +246,10 @@ def quality_captions(results: dict[str, Any]) -> dict[str, str]:
 
 
 from .device_plots import (  # noqa: E402  (the device and baseline figures, kept in their own module)
+    PHASE_LABELS,
     pareto_front,
     plot_accuracy_size,
+    plot_baselines,
     plot_device_scaling,
     plot_evaluator_speedups,
     plot_generation_breakdown,

@@ -375,7 +375,8 @@ def dask_overhead(n_samples: int = 1_000_000, n_workers: int = 2, repeats: int =
             "dask_workers": "processes on 127.0.0.1", "load_average": {"before": load, "after": load_average()}}
 
 
-def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 7, seed: int = 0) -> dict:
+def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 7, seed: int = 0,
+                 noise_attrs: int = 0) -> dict:
     """Seconds per batch on 1 and on ``n_devices`` CPU workers (one thread each) and the speedup, load stated.
 
     The same batch, timed in alternation (medians).  With ``n_devices`` workers
@@ -384,7 +385,7 @@ def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 
     """
     from .evaluators import PoolEvaluator
 
-    X, y, batch, _ = timing_batch(n_samples, seed=seed)
+    X, y, batch, _ = timing_batch(n_samples, noise_attrs, seed=seed)
     load = load_average()
     one, many = PoolEvaluator(X, y, 2, 1), PoolEvaluator(X, y, 2, n_devices)
     try:
@@ -393,7 +394,8 @@ def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 
     finally:
         one.close()
         many.close()
-    return {"n_samples": n_samples, "n_trees": batch.n_trees, "devices": [1, n_devices], "threads_per_device": 1,
+    return {"n_samples": n_samples, "noise_attrs": noise_attrs, "n_trees": batch.n_trees, "devices": [1, n_devices],
+            "threads_per_device": 1,
             "seconds": [t_one, t_many], "speedup": t_one / t_many, "cores": present_devices("cpu"),
             "load_average": {"before": load, "after": load_average()}}
 

@@ -213,3 +213,26 @@ def test_same_tree_on_cuda_for_any_number_of_devices(n_devices, tiny_chess, refe
     clf = GDTClassifier(**TINY, backend="cuda", n_devices=n_devices).fit(X, y)
     assert clf.tree_.equals(reference_tree.tree_)
     assert np.array_equal(clf.history_.mean_fitness, reference_tree.history_.mean_fitness)
+
+
+# ------------------------------------------------------------- real GPU
+@pytest.mark.gpu
+@pytest.mark.parametrize("leaf_search", ["walk", "bitmask", "auto"])
+def test_cuda_evaluator_equals_the_cpu_one_on_a_real_gpu(leaf_search):
+    """300,000 rows, trees up to depth 9: over 64 leaves (walked) and over the shared-memory slots (global)."""
+    X, y = chess3x3(300_000, noise_attrs=4, seed=0)
+    rng = np.random.default_rng(0)
+    batch = pack(random_individuals(rng, X[:20_000], y[:20_000], 2, 40, max_depth=9))
+    assert int(np.diff(batch.node_offset).max()) * 2 > 1024  # some tree's statistics leave shared memory
+    expected = evaluate(CpuEvaluator, X, y, 2, batch, 3)
+    assert evaluate(cuda_evaluator, X, y, 2, batch, 3, leaf_search=leaf_search).equals(expected)
+
+
+@pytest.mark.gpu
+def test_same_tree_on_a_real_gpu_as_on_the_cpu():
+    X, y = chess3x3(20_000, noise_attrs=2, seed=1)
+    params = dict(population_size=20, max_generations=40, random_state=0)
+    cpu = GDTClassifier(**params, backend="cpu").fit(X, y)
+    gpu = GDTClassifier(**params, backend="cuda").fit(X, y)
+    assert gpu.tree_.equals(cpu.tree_)
+    assert np.array_equal(gpu.history_.mean_fitness, cpu.history_.mean_fitness)
