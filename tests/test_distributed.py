@@ -91,3 +91,14 @@ def test_dask_executor_maps_over_parts_and_reports_worker_errors():
             ex.map(_explode)
         ex.close()
         assert client.status == "running"
+
+
+def test_importing_gdt_and_the_pools_pulls_in_no_cuda_cupy_or_dask():
+    import subprocess
+    import sys
+
+    code = ("import sys, dtlab.distributed, dtlab.evolution, dtlab.evolution.evaluators.cuda\n"
+            "print(*(m in sys.modules for m in ('numba.cuda', 'cupy', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "False"]
