@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 distributed = pytest.importorskip("distributed")
 
@@ -46,6 +48,21 @@ def test_dask_statistics_equal_the_reference(client, n_devices):
         assert ev.n_devices == (2 if n_devices is None else n_devices)
         assert ev.evaluate(batch, 9).equals(NumpyEvaluator(X, y, 3).evaluate(batch, 9))
         assert ev.timings["kernel"] > 0 and ev.calls == 1
+    finally:
+        ev.close()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(n_samples=st.integers(1, 80), n_classes=st.integers(1, 3), n_trees=st.integers(1, 4),
+       seed=st.integers(0, 2**32 - 1), n_devices=st.integers(1, 4))
+def test_property_dask_statistics_equal_the_reference(client, n_samples, n_classes, n_trees, seed, n_devices):
+    rng = np.random.default_rng(seed)
+    X, y = random_data(rng, n_samples, 2, n_classes, levels=4)
+    batch = pack(random_individuals(rng, X, y, n_classes, n_trees))
+    ev = DaskEvaluator(X, y, n_classes, n_devices, client=client)
+    try:
+        assert ev.evaluate(batch, seed).equals(NumpyEvaluator(X, y, n_classes).evaluate(batch, seed))
     finally:
         ev.close()
 
