@@ -78,6 +78,49 @@ def backend_selector(value: str = "auto", description: str = "backend"):
                                      "numba.cuda + cupy on the GPU"][: len(options)])
 
 
+def live_figure(draw: Callable[[Any, Any], Any], figsize: tuple[float, float] = (7.0, 4.2),
+                min_interval_s: float = 0.5):
+    """An output area whose figure ``update(data)`` redraws while a long computation runs.
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(data, ax)`` draws ``data`` on a fresh matplotlib axes.
+    figsize : (width, height) in inches
+    min_interval_s : float
+        Redraws closer together than this are skipped (``update(data, force=True)`` always draws).
+
+    Returns
+    -------
+    area : ipywidgets.Output
+        Display it once (e.g. as a cell's last value); it keeps the latest figure.
+    update : callable
+        ``update(data, force=False)``, e.g. a computation's progress callback.
+    """
+    import time
+
+    w = _ipywidgets()
+    area = w.Output()
+    last = [-float("inf")]
+
+    def update(data: Any, force: bool = False) -> None:
+        import matplotlib.pyplot as plt
+        from IPython.display import display
+
+        now = time.monotonic()
+        if not force and now - last[0] < min_interval_s:
+            return
+        last[0] = now
+        fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+        draw(data, ax)
+        with area:
+            area.clear_output(wait=True)
+            display(fig)
+        plt.close(fig)
+
+    return area, update
+
+
 def panel(fn: Callable[..., Any], **controls) -> Any:
     """Controls above an output area showing ``fn(**values)``; re-rendered when a control changes.
 

@@ -37,3 +37,13 @@ def test_panel_renders_once_and_on_change():
     size.value = 2000
     assert calls[-2:] == [(1000, 2), (2000, 2)]
     assert len(box.children) == 2
+
+
+def test_live_figure_redraws_on_update_and_skips_bursts():
+    calls = []
+    area, update = widgets.live_figure(lambda data, ax: (calls.append(data), ax.plot(data)), min_interval_s=60)
+    update([1, 2, 3])
+    update([1, 2, 3, 4])  # within the interval: skipped
+    update([1, 2, 3, 4, 5], force=True)
+    assert [len(c) for c in calls] == [3, 5]
+    assert area.outputs is not None

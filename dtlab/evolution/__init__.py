@@ -11,8 +11,11 @@ Evaluator, LeafStats, merge_stats
 EVALUATORS, register_evaluator, resolve_evaluator
     The registry that maps ``(backend, evaluator)`` -- where the work runs and
     which algorithm -- to an evaluator factory (``("cpu", "batched")`` numba,
-    ``("cpu", "reference")`` NumPy; GPU / multi-device / Dask evaluators add
-    themselves here).
+    ``("cpu", "reference")`` NumPy, ``("cuda", "batched")`` numba.cuda on one
+    or more GPUs).  A Dask cluster is an *executor*
+    (``GDTClassifier(executor=...)``), not a place.
+PoolEvaluator
+    CPU workers of a device pool, one thread and one shard each.
 DEFAULTS
     Default parameters with the reason for each.
 
@@ -31,6 +34,7 @@ from .evaluators import (
     Evaluator,
     LeafStats,
     NumpyEvaluator,
+    PoolEvaluator,
     merge_stats,
     register_evaluator,
     resolve_evaluator,
@@ -38,7 +42,8 @@ from .evaluators import (
 from .gdt import GDTClassifier
 
 __all__ = ["DEFAULTS", "EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "GDTClassifier", "LeafStats",
-           "NumpyEvaluator", "defaults_table", "merge_stats", "register_evaluator", "resolve_evaluator"]
+           "NumpyEvaluator", "PoolEvaluator", "defaults_table", "merge_stats", "register_evaluator",
+           "resolve_evaluator"]
 
 
 def __getattr__(name: str):

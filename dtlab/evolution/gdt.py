@@ -25,13 +25,17 @@ from .._validation import check_int, check_real, check_sklearn_input_shape, chec
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state, run
 from .defaults import default
-from .evaluators import EVALUATORS, resolve_evaluator
+from .evaluators import check_executor, make_evaluator, resolve_evaluator
 from .individual import Individual, center_thresholds, remove_empty_branches, to_flat_tree
 from .operators import OperatorContext
 
 #: Parameters a resumed run may change (they do not alter the search itself).
-RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "verbose",
-                     "checkpoint", "checkpoint_every", "callback")
+RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "executor",
+                     "verbose", "checkpoint", "checkpoint_every", "callback")
+
+#: What a fit sets; removed again when a fit fails, so nothing half-fitted is left behind.
+FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_generations_", "stop_reason_",
+                     "best_fitness_")
 
 
 def _fit_target(y: Any, n_samples: int) -> np.ndarray:
@@ -99,8 +103,24 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         NumPy evaluator, one tree at a time (slow; what the kernels are tested
         against).  Both give the same statistics, hence the same tree.
     n_devices : int or None
-        Shards / worker threads of the evaluator (devices, for a GPU evaluator).
+        Devices the rows are spread over, each owning its shard for the whole
+        run: GPUs for ``backend="cuda"`` (None: as few as hold the data; more
+        than present is an error naming how many there are), CPU workers of
+        one thread each for ``backend="cpu"`` (None: one copy of the data on
+        all of numba's threads; more workers than cores run with a warning),
+        shards on the workers with a Dask executor (None: one per worker).
         The fitted tree does not depend on it.
+    executor : "local", "dask", scheduler address or distributed.Client
+        Who drives the devices.  ``"local"``: host threads of this process
+        (one per device).  Otherwise a Dask cluster -- ``"dask"`` for the
+        session's default client, an address such as ``"tcp://host:8786"``, or
+        a client -- whose workers keep the shards (dask-cuda's
+        ``LocalCUDACluster`` gives one worker per GPU).  Kept apart from
+        ``backend`` so that ``backend`` means, as everywhere in dtlab, *where*
+        the work runs (the CPU or a GPU, here on each worker), while
+        ``executor`` says which machines take part; ``evaluator`` names the
+        algorithm.  A client object is not copied by ``sklearn.clone`` safely:
+        pass an address where estimators are cloned.
     random_state : int, numpy Generator/SeedSequence or None
     verbose : bool
         Show a progress bar (tqdm) with the best fitness and size.
@@ -181,7 +201,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
                  max_depth: int = default("max_depth"),
                  local_pruning: float = default("local_pruning"),
                  backend: str = "auto", evaluator: str = "batched", n_devices: int | None = None,
-                 random_state: Any = None,
+                 executor: Any = "local", random_state: Any = None,
                  verbose: bool = False, checkpoint: str | Path | None = None,
                  checkpoint_every: int = default("checkpoint_every"),
                  callback: Callable[[int, dict], Any] | None = None):
@@ -206,6 +226,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.evaluator = evaluator
         self.n_devices = n_devices
+        self.executor = executor
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint = checkpoint
@@ -257,14 +278,31 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             Non-numeric features or parameters of the wrong type.
         ValueError
             NaN/inf features, mismatched shapes, fewer rows than
-            ``min_samples_split``, out-of-range parameters, an unknown backend.
+            ``min_samples_split``, out-of-range parameters, an unknown backend,
+            more devices than present.
+        RuntimeError
+            ``backend="cuda"`` without a usable GPU; a Dask client that is
+            closed or unreachable, or a cluster that lost every worker.
+        MemoryError
+            Data too large for the devices (raised before anything is allocated).
+
+        A failed fit leaves no fitted attribute behind (the estimator is unfitted).
         """
+        try:
+            return self._fit(X, y)
+        except BaseException:
+            for name in FITTED_ATTRIBUTES:
+                self.__dict__.pop(name, None)
+            raise
+
+    def _fit(self, X: Any, y: Any) -> "GDTClassifier":
         params = self._validated_params()
         n_devices = check_int(self.n_devices, "n_devices", low=1, allow_none=True)
         checkpoint_every = check_int(self.checkpoint_every, "checkpoint_every", low=1)
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got {type(self.callback).__name__}")
         evaluator_key = resolve_evaluator(self.backend, self.evaluator)
+        check_executor(self.executor)
         check_sklearn_input_shape(X)
         X = check_X(X, dtype=np.float32)
         y = _fit_target(y, X.shape[0])
@@ -282,7 +320,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             leaf.accuracy, leaf.fitness, leaf.evaluated = 1.0, 1.0, True
             self._finish(leaf, [], "single_class")
             return self
-        evaluator = EVALUATORS[evaluator_key](X, y_enc, n_classes, n_devices=n_devices)
+        evaluator = make_evaluator(evaluator_key, X, y_enc, n_classes, n_devices, self.executor)
         try:
             state = self._start(X, y_enc, n_classes, evaluator, params)
             self._evolve(state, X, y_enc, evaluator, params, checkpoint_every)

@@ -71,6 +71,29 @@ def splitmix64(x):
     return z ^ (z >> _S31)
 
 
+_INV_MIX1 = np.uint64(pow(0xBF58476D1CE4E5B9, -1, 2**64))
+_INV_MIX2 = np.uint64(pow(0x94D049BB133111EB, -1, 2**64))
+_S60 = np.uint64(60)
+_S54 = np.uint64(54)
+_S62 = np.uint64(62)
+
+
+def unsplitmix64(z):
+    """The inverse of :func:`splitmix64`: ``unsplitmix64(splitmix64(x)) == x`` for every uint64 ``x``.
+
+    A draw hash is ``splitmix64(seed ^ row) ^ salt``, a bijection of the row id,
+    so a kernel that keeps only the smallest hashes of a leaf (with atomic
+    minima, as the CUDA evaluator does) recovers their rows exactly:
+    ``row = unsplitmix64(hash ^ salt) ^ seed``.  Scalar (numba) or ndarray of uint64.
+    """
+    z = z ^ (z >> _S31) ^ (z >> _S62)  # x ^= x >> s is undone by x ^ (x >> s) ^ (x >> 2s) ^ ... (s >= 22)
+    z = z * _INV_MIX2
+    z = z ^ (z >> _S27) ^ (z >> _S54)
+    z = z * _INV_MIX1
+    z = z ^ (z >> _S30) ^ (z >> _S60)
+    return z - _GOLDEN
+
+
 def key_less(h, r, h2, r2):
     """Whether draw key ``(h, r)`` sorts before slot ``(h2, r2)``; an empty slot (``r2 < 0``) sorts last."""
     # hash first: the common case (h far from h2) decides in one comparison; an empty slot
@@ -176,8 +199,8 @@ _record_margins = cpu_walks()["record_margins"]
 ROW_CHUNK = 1024
 
 
-def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, left, right, missing_left, tree_salt,
-                    masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node,
+def _evaluate_range(Xt, y, start, stop, row_offset, seed, node_offset, feature, threshold, left, right, missing_left,
+                    tree_salt, masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node,
                     n_blocks, counts, cand_hash, cand_row):
     """Batched evaluation of rows ``start:stop``, then a reduction of the blocks' private statistics.
 
@@ -195,7 +218,10 @@ def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, l
         The data transposed: one contiguous column per feature.
     y : ndarray of shape (n_samples,), int32 class codes
     start, stop : int64
-        Rows to evaluate; a row's index in ``Xt`` is its global id (hashed and recorded).
+        Rows of ``Xt`` to evaluate.
+    row_offset : int64
+        Global id of ``Xt``'s first row: row ``i`` of ``Xt`` is hashed and recorded as
+        ``row_offset + i`` (0 for the whole data set, the shard's start for a shard).
     seed : uint64
     node_offset, feature, threshold, left, right, missing_left :
         the :class:`~dtlab.trees.PackedForest` arrays.
@@ -205,7 +231,7 @@ def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, l
         accumulated into, so a caller may chain calls over row ranges.
 
     Compiled twice: ``parallel=True`` (one call over all threads) and
-    ``parallel=False`` (one host thread per shard of the multi-worker evaluator).
+    ``parallel=False`` (one host thread per CPU worker of the device pool, each on its own shard).
     """
     n_rows = stop - start
     n_nodes = feature.shape[0]
@@ -226,7 +252,7 @@ def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, l
         for chunk in range(block_start, block_stop, ROW_CHUNK):
             chunk_stop = min(chunk + ROW_CHUNK, block_stop)
             for i in range(chunk_stop - chunk):
-                row_hash[i] = _splitmix64(seed ^ np.uint64(chunk + i))
+                row_hash[i] = _splitmix64(seed ^ np.uint64(row_offset + chunk + i))
             for t in range(n_trees):
                 if masked[t]:
                     masked_leaves(Xt, chunk, chunk_stop, t, test_offset, test_feature, test_threshold, test_mask,
@@ -244,7 +270,7 @@ def _evaluate_range(Xt, y, start, stop, seed, node_offset, feature, threshold, l
                     # cheap filter first: most rows lose to the slot's second-smallest hash (ties and
                     # empty slots, whose hash is EMPTY_HASH, pass on to the exact comparison)
                     if h <= bh[leaf, c, 1]:
-                        _insert_candidate(bh, br, leaf, c, h, np.int64(chunk + i))
+                        _insert_candidate(bh, br, leaf, c, h, np.int64(row_offset + chunk + i))
     # fitnesspost: reduce the blocks' copies of the statistics (paper, Listing 3)
     for node in numba.prange(n_nodes):
         for b in range(n_blocks):

@@ -18,8 +18,10 @@ import numpy as np
 from ..plotting import new_axes
 from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase, threads
 
-__all__ = ["cart_captions", "convergence_captions", "plot_cart_comparison", "plot_convergence", "plot_throughput",
-           "quality_captions", "throughput_captions"]
+__all__ = ["PHASE_LABELS", "baseline_captions", "cart_captions", "convergence_captions", "pareto_front",
+           "plot_accuracy_size", "plot_baselines", "plot_cart_comparison", "plot_convergence", "plot_device_scaling",
+           "plot_evaluator_speedups", "plot_generation_breakdown", "plot_throughput", "quality_captions",
+           "throughput_captions"]
 
 _METRIC_LABELS = {
     "best_fitness": "best fitness (accuracy - alpha * (size - 1), unitless)",
@@ -177,6 +179,17 @@ def convergence_captions(results: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def baseline_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Captions of the Table 4 figures and of the evolved tree."""
+    from .device_plots import baseline_captions as table_captions
+
+    tree = results["chess_tree"]
+    return {**table_captions(results),
+            "evolution_chess_tree": (f"The tree GDT evolved on Chess3x3 ({tree['n_samples']:,} rows): "
+                                     f"{tree['n_nodes']} nodes, {tree['n_leaves']} leaves"
+                                     + (", the ideal structure." if tree["ideal"] else ", not the ideal structure."))}
+
+
 def cart_captions(results: dict[str, Any]) -> dict[str, str]:
     """Captions of the GDT / CART comparison and of the evolved tree, from the recorded table."""
     table = results["table"]
@@ -230,3 +243,14 @@ def quality_captions(results: dict[str, Any]) -> dict[str, str]:
         f"GDT on Chess3x3: {chess}. A run on 100,000 rows reached the ideal tree in "
         f"{results['run_100k_to_ideal_generations']} generations and {results['run_100k_to_ideal_seconds']:.1f} s"
         f"{run_threads}. GDT against unpruned CART on real data: {real}.")}
+
+
+from .device_plots import (  # noqa: E402  (the device and baseline figures, kept in their own module)
+    PHASE_LABELS,
+    pareto_front,
+    plot_accuracy_size,
+    plot_baselines,
+    plot_device_scaling,
+    plot_evaluator_speedups,
+    plot_generation_breakdown,
+)

@@ -70,3 +70,39 @@ def test_summaries():
     assert cart.seeds.tolist() == [2]
     row = cart.iloc[0]
     assert row.node_ratio == pytest.approx(row.cart_nodes / row.gdt_nodes)
+
+
+def test_live_convergence_hands_the_growing_history_to_its_callback():
+    seen = []
+    history = exp.live_convergence(n_samples=(200,), noise_attrs=(0,), seeds=(0, 1), on_update=seen.append,
+                                   every=2, max_generations=4, population_size=6)
+    assert len(history) == 2 * 5 and list(history.groupby("seed").generation.apply(list)) == [list(range(5))] * 2
+    assert len(seen) >= 4 and len(seen[-1]) == len(history)
+    assert all(len(a) <= len(b) for a, b in zip(seen, seen[1:]))  # the curve only grows
+
+
+def test_baseline_comparison_and_pareto_front():
+    table, skipped = exp.baseline_comparison(datasets=("chess3x3", "a9a"), seeds=(0,), n_samples=500,
+                                             methods=("GDT", "CART (unpruned)", "CART + CCP (CV)",
+                                                      "CART depth/leaf (CV)", "C4.5-style (dtlab)"),
+                                             cv=2, n_alphas=4, max_generations=3, population_size=6)
+    assert set(table.method) == {"GDT", "CART (unpruned)", "CART + CCP (CV)", "CART depth/leaf (CV)",
+                                 "C4.5-style (dtlab)"} and not skipped
+    assert table[table.dataset == "a9a"].held_out.all() and not table[table.dataset == "chess3x3"].held_out.any()
+    assert (table[table.method == "CART depth/leaf (CV)"].params.str.contains("max_depth")).all()
+    summary = exp.baseline_summary(table)
+    for _, part in summary.groupby("dataset"):
+        front = part[part.pareto]
+        assert len(front) >= 1
+        # nobody off the front is both smaller and more accurate than a front member
+        for _, f in front.iterrows():
+            assert not ((part.n_nodes < f.n_nodes) & (part.test_accuracy > f.test_accuracy)).any()
+    with pytest.raises(ValueError, match="unknown methods"):
+        exp.baseline_comparison(methods=("GDT", "XGBoost"))
+
+
+def test_streed_runs_in_a_child_process_when_installed():
+    pytest.importorskip("pystreed")
+    table, skipped = exp.baseline_comparison(datasets=("chess3x3",), seeds=(0,), n_samples=400,
+                                             methods=("STreeD depth 3",), streed_time_limit=20)
+    assert not skipped and table.n_nodes.iloc[0] <= 15 and table.proven_optimal.iloc[0]

@@ -80,6 +80,7 @@ def test_numpy_reference_matches_definition(n_classes):
     assert got.equals(brute_force_stats(X, y, n_classes, batch, 7))
 
 
+@pytest.mark.filterwarnings("ignore:n_devices=3 CPU workers:UserWarning")  # more workers than a 2-core machine has
 @pytest.mark.parametrize("n_devices", [None, 1, 2, 3])
 def test_cpu_evaluator_matches_numpy_reference(n_devices):
     rng = np.random.default_rng(1)
@@ -112,7 +113,8 @@ def test_result_does_not_depend_on_the_number_of_blocks():
     for n_blocks in (1, 2, 7, 64):
         stats = LeafStats.empty(batch.n_nodes, 2)
         masks = forest_masks(batch, X.dtype)
-        _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.uint64(3),
+        _evaluate_range_parallel(np.ascontiguousarray(X.T), y, np.int64(0), np.int64(X.shape[0]), np.int64(0),
+                                 np.uint64(3),
                                  batch.node_offset, batch.feature, batch.threshold, batch.left, batch.right,
                                  batch.missing_left, tree_salts(3, batch.n_trees), masks.masked, masks.test_offset,
                                  masks.test_feature, masks.test_threshold, masks.test_mask, masks.leaf_offset,
@@ -191,6 +193,7 @@ def test_apply_stats_sets_accuracy_and_fitness():
         assert ind.fitness == pytest.approx(accuracy - 0.01 * (ind.n_nodes - 1))
 
 
+@pytest.mark.filterwarnings("ignore:n_devices=3 CPU workers:UserWarning")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n_samples=st.integers(1, 60), n_features=st.integers(1, 3), n_classes=st.integers(1, 3),
        n_trees=st.integers(1, 4), levels=st.sampled_from([0, 2, 5]), seed=st.integers(0, 2**32 - 1),

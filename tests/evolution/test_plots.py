@@ -59,3 +59,20 @@ def test_captions_read_the_recorded_numbers():
     text = plots.throughput_captions({"comparisons": comparisons})["evolution_evaluator_throughput"]
     assert ("against the NumPy reference, 30x per core (dtlab 1 thread, peer 1 thread), 60x whole machine "
             "(dtlab 2 threads, peer 1 thread) (no threads)") in text
+
+
+def test_device_plots_mark_modelled_values_and_phases():
+    import pandas as pd
+
+    curves = pd.DataFrame([{"n_samples": n, "n_devices": d, "speedup": s, "source": src}
+                           for n in (1000, 10000) for d, s, src in ((1, 1.0, "measured"), (2, 1.8, "measured"),
+                                                                    (2, 1.9, "modelled"), (4, 3.5, "modelled"))])
+    labels = [t.get_text() for t in plots.plot_device_scaling(curves).axes[0].get_legend().get_texts()]
+    assert "4 CPU workers (modelled)" in labels and "2 CPU workers (measured)" in labels
+    breakdown = pd.DataFrame([{"evaluator": "CPU workers x1", "n_samples": 100, "generations": 3,
+                               **dict.fromkeys(plots.PHASE_LABELS if hasattr(plots, "PHASE_LABELS") else
+                                               ["host_operators", "prepare", "transfer", "kernel", "merge",
+                                                "dispatch"], 0.001)}])
+    ax = plots.plot_generation_breakdown(breakdown).axes[0]
+    assert ax.get_ylabel() == "milliseconds per generation" and len(ax.get_legend().get_texts()) == 6
+    assert plots.pareto_front([(17, 0.99), (23, 0.99), (5, 0.7), (100, 0.995)]) == [2, 0, 3]

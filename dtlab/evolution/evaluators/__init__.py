@@ -1,4 +1,4 @@
-"""GDT fitness evaluators: the protocol, the NumPy reference, the batched CPU evaluator, the registry.
+"""GDT fitness evaluators: the protocol, the NumPy reference, the batched CPU, device-pool and CUDA evaluators.
 
 An evaluator is chosen by two independent choices (the project's convention):
 ``backend``, *where* the work runs (``"cpu"``, ``"cuda"``), and the algorithmic
@@ -19,15 +19,25 @@ from typing import Callable
 
 from .base import Evaluator, LeafStats, check_data, merge_stats
 from .cpu import CpuEvaluator
+from .pool import PoolEvaluator
 from .reference import NumpyEvaluator
 
 #: The algorithmic variants of an evaluator.
 VARIANTS = ("batched", "reference")
 
-#: Evaluator factories by ``(backend, variant)``.
+def cuda_evaluator(X, y, n_classes: int, n_devices: int | None = None, **options) -> Evaluator:
+    """The CUDA evaluator (:class:`~dtlab.evolution.evaluators.cuda.CudaEvaluator`), imported when first asked for."""
+    from .cuda import CudaEvaluator
+
+    return CudaEvaluator(X, y, n_classes, n_devices=n_devices, **options)
+
+
+#: Evaluator factories by ``(backend, variant)``.  The Dask evaluator is not a place but an executor
+#: (``GDTClassifier(executor=...)``, :mod:`.dask`): on its workers it runs these same shards.
 EVALUATORS: dict[tuple[str, str], Callable[..., Evaluator]] = {
     ("cpu", "batched"): CpuEvaluator,
     ("cpu", "reference"): NumpyEvaluator,
+    ("cuda", "batched"): cuda_evaluator,
 }
 
 
@@ -51,8 +61,11 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
     Raises
     ------
     ValueError
-        No evaluator is registered for the pair (e.g. ``"cuda"`` before a CUDA
-        evaluator exists); the message lists the available ones.
+        No evaluator is registered for the pair (e.g. ``"cuda"`` with
+        ``evaluator="reference"``); the message lists the available ones.
+    RuntimeError
+        ``backend="cuda"`` on a machine without a usable GPU (and without the
+        simulator); the message says what is missing.
     """
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string, got {type(backend).__name__}")
@@ -73,8 +86,59 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
         raise ValueError(f"no GDT evaluator is registered for backend={backend!r}, evaluator={variant!r}; "
                          f"available: {available} (or backend='auto'). A CUDA evaluator registers itself "
                          "with dtlab.evolution.register_evaluator('cuda', factory) once it exists.")
+    if backend == "cuda":
+        from ...backend import cuda_status
+
+        available, reason = cuda_status()
+        if not available:
+            raise RuntimeError(f"backend='cuda' is not available on this machine: {reason}; use backend='cpu' "
+                               "(or 'auto', which picks the CPU here)")
     return backend, variant
 
 
-__all__ = ["EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "LeafStats", "NumpyEvaluator", "check_data",
-           "merge_stats", "register_evaluator", "resolve_evaluator"]
+#: Executors: who drives the devices.  ``"local"``: this process (threads of a device pool);
+#: ``"dask"`` (or a ``distributed.Client``, or a scheduler address): the workers of a Dask cluster.
+EXECUTORS = ("local", "dask")
+
+
+def check_executor(executor) -> str:
+    """``"local"`` or ``"dask"`` for an ``executor`` parameter; raises for anything else.
+
+    Accepted: ``"local"``, ``"dask"`` (the session's default Dask client), a
+    scheduler address (``"tcp://host:port"`` and other ``scheme://`` forms) or
+    a ``distributed.Client``.
+    """
+    if isinstance(executor, str):
+        if executor in EXECUTORS:
+            return executor
+        if "://" in executor:
+            return "dask"
+        raise ValueError(f"executor must be 'local', 'dask', a Dask scheduler address ('tcp://host:port') or a "
+                         f"distributed.Client, got {executor!r}")
+    if type(executor).__module__.split(".")[0] == "distributed" and type(executor).__name__ == "Client":
+        return "dask"
+    raise TypeError(f"executor must be 'local', 'dask', a scheduler address or a distributed.Client, "
+                    f"got {type(executor).__name__}")
+
+
+def make_evaluator(key: tuple[str, str], X, y, n_classes: int, n_devices: int | None = None,
+                   executor="local") -> Evaluator:
+    """The evaluator for an :data:`EVALUATORS` key run by ``executor`` (see :func:`check_executor`).
+
+    With a Dask executor the workers run the batched kernels of ``key``'s
+    backend on their shards (:class:`~dtlab.evolution.evaluators.dask.DaskEvaluator`).
+    """
+    if check_executor(executor) == "local":
+        return EVALUATORS[key](X, y, n_classes, n_devices=n_devices)
+    if key[1] != "batched" or key[0] not in ("cpu", "cuda"):
+        raise ValueError(f"the Dask executor runs the batched kernels on CPUs or GPUs; backend={key[0]!r}, "
+                         f"evaluator={key[1]!r} cannot run on it")
+    from .dask import DaskEvaluator
+
+    return DaskEvaluator(X, y, n_classes, n_devices, client=None if executor == "dask" else executor,
+                         backend=key[0])
+
+
+__all__ = ["EVALUATORS", "EXECUTORS", "VARIANTS", "CpuEvaluator", "Evaluator", "LeafStats", "NumpyEvaluator",
+           "PoolEvaluator", "check_data", "check_executor", "cuda_evaluator", "make_evaluator", "merge_stats",
+           "register_evaluator", "resolve_evaluator"]

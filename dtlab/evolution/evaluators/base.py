@@ -112,6 +112,68 @@ class Evaluator(Protocol):
         ...
 
 
+#: Phases of an evaluation that evaluators time (seconds, summed over calls in ``evaluator.timings``):
+#: host preparation of the batch, transfers to and from the devices (the slowest device), kernels (the
+#: slowest device), merging the devices' partial statistics on the host.
+PHASES = ("prepare", "transfer", "kernel", "merge")
+
+
+@dataclass(frozen=True)
+class BatchWork:
+    """What every device receives for one evaluation: the batch, its seed and what the host derived from them.
+
+    Attributes
+    ----------
+    forest : PackedForest
+    seed : numpy.uint64
+    salts : ndarray of shape (n_trees,), uint64
+        :func:`~dtlab.evolution.kernels.tree_salts` of the batch.
+    masks : ForestMasks
+        Leaf bitmasks of the trees with at most 64 leaves (:mod:`dtlab.trees.bitmask`), thresholds
+        rounded to the data's dtype.
+    threshold : ndarray of shape (n_nodes,), the data's dtype
+        The forest's thresholds rounded down to the data's dtype: ``x <= threshold`` holds exactly when
+        ``x <= forest.threshold`` for every value ``x`` of that dtype (a GPU then compares in float32).
+    """
+
+    forest: PackedForest
+    seed: np.uint64
+    salts: np.ndarray
+    masks: object
+    threshold: np.ndarray
+
+    @classmethod
+    def prepare(cls, forest: PackedForest, seed: int, n_features: int, dtype) -> "BatchWork":
+        """Validate ``forest`` (the compiled kernels do no bounds checks) and derive what every device needs."""
+        from ...trees.bitmask import forest_masks, round_thresholds_down
+        from ..kernels import tree_salts
+
+        forest.validate(n_features)
+        seed = np.uint64(seed)
+        return cls(forest, seed, tree_salts(seed, forest.n_trees), forest_masks(forest, dtype),
+                   round_thresholds_down(forest.threshold, dtype))
+
+
+def check_partial(stats: LeafStats, forest: PackedForest, n_rows: int, where: str) -> None:
+    """Refuse a device's partial statistics unless every tree counted each of the shard's ``n_rows`` rows once.
+
+    A device or worker that failed silently (lost data, a kernel that did not
+    run) would otherwise give a wrong fitness without an error.
+
+    Raises
+    ------
+    RuntimeError
+        Naming ``where`` and the counts found.
+    """
+    if stats.counts.shape != (forest.n_nodes, stats.counts.shape[1]):
+        raise RuntimeError(f"{where} returned statistics for {stats.counts.shape[0]} nodes, expected {forest.n_nodes}")
+    per_tree = np.add.reduceat(stats.counts.sum(axis=1), forest.node_offset[:-1])
+    if not (per_tree == n_rows).all():
+        bad = int(np.flatnonzero(per_tree != n_rows)[0])
+        raise RuntimeError(f"{where} counted {int(per_tree[bad])} rows in tree {bad} of its batch but holds {n_rows};"
+                           " its statistics are refused rather than merged into a wrong fitness")
+
+
 def check_data(X: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
     """Validate an evaluator's data: C-contiguous finite float32/float64 ``X`` and int codes ``y`` in range.
 

@@ -1,0 +1,188 @@
+"""The Dask executor: parts of the data persisted on a cluster's workers for a whole run, work mapped over them.
+
+For when one machine is not enough (the paper's outlook: "hybrid
+parallelizations, such as MPI/CUDA"): the same shape as
+:class:`~dtlab.distributed.pool.DevicePool` -- build a state per part once,
+then send every part the same small work item and gather the results -- on a
+``dask.distributed`` cluster.  Each part's arrays are scattered to one worker
+and the state built from them lives there (``workers=[...]``,
+``allow_other_workers=False``), so only the work items and the results cross
+the network each round.  With dask-cuda's ``LocalCUDACluster`` each worker owns
+one GPU and a state can hold device arrays.
+
+Workers that leave.  A part whose worker left (its state future is no longer
+``finished``, or the round fails with a lost-dependency error) is scattered
+again from the host's copy to a worker that is still there and the round is
+run again, once; if no worker is left, or the round fails again, a
+:class:`ClusterError` says so.  A result is never taken from a part that was
+not computed in that round.
+
+Generic, like the pool: nothing here knows the work.  ``distributed`` is
+imported when an executor is made, never by ``import dtlab``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Callable, Sequence
+
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterError", "DaskExecutor", "connect"]
+
+#: Seconds to wait for a scheduler given by address before saying it cannot be reached.
+CONNECT_TIMEOUT_S = 10.0
+
+
+class ClusterError(RuntimeError):
+    """The Dask cluster cannot do the work: closed client, unreachable scheduler, no workers left."""
+
+
+def connect(client: Any = None, timeout: float | None = None):
+    """A running ``distributed.Client`` from a client, a scheduler address, or None (the default client).
+
+    Raises
+    ------
+    ImportError
+        ``distributed`` is not installed (``pip install 'dtlab[dask]'``).
+    ClusterError
+        The client is closed, the scheduler cannot be reached, or there is no default client.
+    """
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError("the Dask executor needs dask.distributed: pip install 'dtlab[dask]'") from exc
+    if client is None:
+        try:
+            return distributed.default_client()
+        except ValueError as exc:
+            raise ClusterError("executor='dask' needs a Dask client: create one (distributed.Client(...)) or pass "
+                               "the client or a scheduler address as executor") from exc
+    if isinstance(client, str):
+        timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
+        try:
+            return distributed.Client(client, timeout=f"{timeout}s")
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(f"cannot reach the Dask scheduler at {client!r} within {timeout:.0f} s: {exc}") from exc
+    if not isinstance(client, distributed.Client):
+        raise TypeError(f"expected a distributed.Client or a scheduler address, got {type(client).__name__}")
+    if client.status != "running":
+        raise ClusterError(f"the Dask client is {client.status}; pass a running client")
+    return client
+
+
+def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """``(fn(*args), seconds it took)``, run on a worker."""
+    start = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - start
+
+
+def _alive_workers(client) -> list[str]:
+    try:
+        return sorted(client.scheduler_info(n_workers=-1)["workers"])
+    except TypeError:  # older distributed: no n_workers argument
+        return sorted(client.scheduler_info()["workers"])
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"the Dask scheduler stopped answering: {exc}") from exc
+
+
+class DaskExecutor:
+    """Parts of the data kept on Dask workers; one work item mapped over all of them per round.
+
+    Parameters
+    ----------
+    client : distributed.Client, scheduler address or None
+        See :func:`connect`.  The executor never closes a client it was given
+        (it closes one it connected to by address).
+    parts : sequence of tuples
+        The arguments of ``make_state`` for each part (e.g. a shard's arrays);
+        the host keeps them to send a part again when its worker leaves.
+    make_state : callable
+        ``make_state(*part) -> state``, run on the worker that keeps the part;
+        importable by the workers (a module-level function).
+
+    Attributes
+    ----------
+    workers : list of str
+        The worker of each part (parts are dealt round-robin over the workers present).
+    resent : int
+        Parts sent again after their worker left.
+    last_seconds : dict
+        ``{"round": wall seconds of the last map, "work": the longest part's own seconds}``.
+    """
+
+    def __init__(self, client: Any, parts: Sequence[tuple], make_state: Callable[..., Any]):
+        self._owns_client = isinstance(client, str)
+        self.client = connect(client)
+        self._parts = list(parts)
+        self._make_state = make_state
+        alive = _alive_workers(self.client)
+        if not alive:
+            raise ClusterError("the Dask cluster has no workers")
+        self.workers = [alive[i % len(alive)] for i in range(len(self._parts))]
+        self.resent = 0
+        self.last_seconds = {"round": 0.0, "work": 0.0}
+        self.states = [self._place(i) for i in range(len(self._parts))]
+
+    def _place(self, i: int):
+        worker = self.workers[i]
+        arrays = self.client.scatter(list(self._parts[i]), workers=[worker], broadcast=False, hash=False)
+        return self.client.submit(self._make_state, *arrays, workers=[worker], allow_other_workers=False,
+                                  pure=False, key=f"dtlab-part-{i}-{uuid.uuid4().hex}")
+
+    def _resend_lost(self) -> bool:
+        """Place again the parts whose state is gone; False when nothing was lost."""
+        alive = _alive_workers(self.client)
+        lost = [i for i, (s, w) in enumerate(zip(self.states, self.workers))
+                if w not in alive or s.status in ("cancelled", "lost", "error")]
+        if not lost:
+            return False
+        if not alive:
+            raise ClusterError(f"the Dask cluster lost every worker; {len(lost)} part(s) of the data have nowhere "
+                               "to go. The result of this round was not computed.")
+        for k, i in enumerate(lost):
+            self.workers[i] = alive[k % len(alive)]
+            self.resent += 1
+            self.states[i] = self._place(i)
+        return True
+
+    def map(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``[fn(state_i, *args) for each part i]``, each on its part's worker; results in part order.
+
+        ``fn`` must be importable by the workers.  Each call is timed on its
+        worker, so :attr:`last_seconds` tells the cluster's overhead from the work.
+        """
+        start = time.perf_counter()
+        for attempt in (0, 1):
+            if attempt == 0:
+                self._resend_lost()  # a worker may have left since the last round
+            futures = [self.client.submit(_timed, fn, state, *args, workers=[w], allow_other_workers=False,
+                                          pure=False)
+                       for state, w in zip(self.states, self.workers)]
+            try:
+                out = self.client.gather(futures)
+                break
+            except Exception as exc:
+                import distributed
+
+                lost_kinds = (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
+                              OSError, TimeoutError)
+                if attempt == 1 or not isinstance(exc, lost_kinds) or not self._resend_lost():
+                    if isinstance(exc, lost_kinds):
+                        raise ClusterError(f"a Dask worker was lost while computing and the round could not be "
+                                           f"completed ({type(exc).__name__}: {exc}); no result was taken") from exc
+                    raise
+        self.last_seconds = {"round": time.perf_counter() - start, "work": max(s for _, s in out)}
+        return [r for r, _ in out]
+
+    def close(self) -> None:
+        """Release the parts on the workers (and the client, if the executor connected it); idempotent."""
+        if self.states:
+            try:
+                self.client.cancel(self.states)
+            except Exception:  # the cluster may already be gone: nothing left to release
+                pass
+            self.states = []
+        if self._owns_client:
+            self.client.close()
+            self._owns_client = False
