@@ -30,8 +30,8 @@ def median_seconds(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1) -> 
     return paired_medians([fn], repeats=repeats, warmup=warmup)[0]
 
 
-def paired_medians(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> list[float]:
-    """Median wall time of each of ``fns``, timed in alternation after ``warmup`` untimed rounds.
+def paired_times(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> list[list[float]]:
+    """Wall times of each of ``fns``, timed in alternation after ``warmup`` untimed rounds.
 
     Alternating (a, b, a, b, ...) exposes every contender to the same bursts of
     load on a shared machine, so their ratio is steadier than timing one after
@@ -48,7 +48,12 @@ def paired_medians(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: i
             start = time.perf_counter()
             fn()
             bucket.append(time.perf_counter() - start)
-    return [statistics.median(t) for t in times]
+    return times
+
+
+def paired_medians(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> list[float]:
+    """Median wall time of each of ``fns``, timed in alternation (:func:`paired_times`)."""
+    return [statistics.median(t) for t in paired_times(fns, repeats, warmup)]
 
 
 def machine_threads() -> int:

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ..backend import cuda_status
 from ..datasets import load_a9a, load_rcv1_small, load_w8a
 from ..experiments.registry import RunContext, register_benchmark, register_figure
-from ..experiments.timing import comparison
+from ..experiments.timing import comparison, paired_times
 from .estimators import TronLinearSVC, TronLogisticRegression
 from .peer import Liblinear
 from .plots import benchmark_captions, convergence_captions, speedup_captions
@@ -46,25 +45,6 @@ def load(name: str, scale: str = "small", seed: int = 0):
         raise ValueError(f"unknown dataset {name!r}; choose from {sorted(loaders) + ['synthetic']}")
     d = loaders[name]()
     return d.X, d.y
-
-
-def paired_times(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> list[list[float]]:
-    """Wall times of each of ``fns``, timed in alternation (a, b, a, b, ...) after ``warmup`` untimed rounds."""
-    for _ in range(warmup):
-        for fn in fns:
-            fn()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, bucket in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return times
-
-
-def paired_medians(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: int = 1) -> list[float]:
-    """Median wall time of each of ``fns``, timed in alternation after ``warmup`` untimed rounds."""
-    return [statistics.median(t) for t in paired_times(fns, repeats, warmup)]
 
 
 def n_cores() -> int:

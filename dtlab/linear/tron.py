@@ -242,15 +242,18 @@ def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) 
     return TronResult(w, f, gnorm, gnorm0, n_lines, n_cg, converged, message, rec.history)
 
 
-def _trpcg(obj, ops, delta, g, M, eps_cg):
-    """Preconditioned CG for ``H s = -g`` inside ``||s||_M <= delta`` (LIBLINEAR 2.30's ``trpcg``)."""
-    xp = obj.xp
-    n = obj.n_features
-    s = xp.zeros(n)
+def _cg_start(obj, ops, g, M):
+    """The start of both CG variants: ``s = 0``, residual ``r = -g``, preconditioned ``z = d = r / M``, ``z.r``."""
+    s = obj.xp.zeros(obj.n_features)
     r = -g
     z = r / M
-    d = z.copy()
-    zTr = ops.dot(z, r)
+    return s, r, z, z.copy(), ops.dot(z, r)
+
+
+def _trpcg(obj, ops, delta, g, M, eps_cg):
+    """Preconditioned CG for ``H s = -g`` inside ``||s||_M <= delta`` (LIBLINEAR 2.30's ``trpcg``)."""
+    n = obj.n_features
+    s, r, z, d, zTr = _cg_start(obj, ops, g, M)
     cgtol = eps_cg * math.sqrt(zTr)
     cg_iter, max_cg_iter, reach_boundary = 0, max(n, 5), False
     while cg_iter < max_cg_iter:
@@ -325,13 +328,8 @@ def _line_search(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -
 
 def _pcg(obj, ops, g, M, eps_cg, rec):
     """Preconditioned CG stopped by the quadratic model's relative decrease (LIBLINEAR >= 2.40's ``pcg``)."""
-    xp = obj.xp
     n = obj.n_features
-    s = xp.zeros(n)
-    r = -g
-    z = r / M
-    d = z.copy()
-    zTr = ops.dot(z, r)
+    s, r, z, d, zTr = _cg_start(obj, ops, g, M)
     cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
     cg_iter, max_cg_iter, Q = 0, max(n, 5), 0.0
     while cg_iter < max_cg_iter:
