@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -66,10 +65,10 @@ def _now() -> str:
 
 def _load_average() -> float | None:
     """The 1-minute load average of the machine (None where the OS does not tell)."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
+    from .experiments.timing import load_average
+
+    loads = load_average()
+    return None if loads is None else loads[0]
 
 
 def _json_default(obj: Any) -> Any:

@@ -173,3 +173,28 @@ def check_tree_input(X: Any, n_features: int) -> np.ndarray:
     dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
     return check_X(X, dtype=dtype, allow_nan=True, n_features=n_features, min_samples=0)
 
+
+def fit_target(y: Any, n_samples: int, estimator: Any, *, numeric: bool = False) -> Any:
+    """y for an estimator's ``fit``: present, 1-D (a column vector is raveled with scikit-learn's
+    DataConversionWarning), on the host, ``n_samples`` long (:func:`check_y`).
+
+    ``estimator`` (the estimator, or its name) names who asks, in the error for a missing y.
+    """
+    import warnings
+
+    from sklearn.exceptions import DataConversionWarning
+
+    from .backend import to_host
+
+    if y is None:
+        name = estimator if isinstance(estimator, str) else type(estimator).__name__
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    y = to_host(y)
+    if not hasattr(y, "iloc"):  # pandas keeps its own checks; anything else becomes an array
+        y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
+                      DataConversionWarning, stacklevel=3)
+        y = np.ravel(y)
+    return check_y(y, n_samples, numeric=numeric)
+

@@ -122,9 +122,13 @@ class Backend:
                               f"are free; {hint}")
 
 
+def cpu_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _cpu_workers() -> list[Device]:
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return [Device("cpu-worker", i, f"CPU worker {i}") for i in range(n)]
+    return [Device("cpu-worker", i, f"CPU worker {i}") for i in range(cpu_cores())]
 
 
 @functools.lru_cache(maxsize=1)
@@ -160,6 +164,11 @@ def cuda_status() -> tuple[bool, str]:
     if _cupy_or_none() is None:
         return False, "cupy is not installed; install the gpu extra: pip install 'dtlab[gpu]'"
     return True, ""
+
+
+def real_gpu_available() -> bool:
+    """A real, usable GPU (with cupy): what a GPU measurement needs; the simulator never counts."""
+    return not cuda_simulator_enabled() and cuda_status()[0]
 
 
 def _gpu_devices() -> list[Device]:

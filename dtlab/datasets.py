@@ -109,11 +109,9 @@ def shard(X: Any, y: Any, n_shards: int) -> list[Shard]:
         raise ValueError(f"X has {n} rows but y has {len(y)}; they must match")
     if n_shards > n:
         raise ValueError(f"cannot split {n} rows into {n_shards} non-empty shards")
-    # As np.array_split: the first n % n_shards shards get one row more.
-    sizes = np.full(n_shards, n // n_shards, dtype=np.int64)
-    sizes[: n % n_shards] += 1
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
-    return [Shard(X[a:b], y[a:b], int(a)) for a, b in zip(bounds[:-1], bounds[1:])]
+    from .distributed import shard_bounds  # the one split, shared with the device pools
+
+    return [Shard(X[a:b], y[a:b], a) for a, b in shard_bounds(n, n_shards)]
 
 
 # ----------------------------------------------------------------------- files

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, check_y, encode_labels
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, encode_labels, fit_target
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state, run
 from .defaults import default
@@ -38,19 +38,11 @@ FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_gener
                      "best_fitness_")
 
 
-def _fit_target(y: Any, n_samples: int) -> np.ndarray:
-    """Class labels for ``fit``: 1-D (a column vector is raveled with a warning), not continuous."""
-    from sklearn.exceptions import DataConversionWarning
+def _fit_target(y: Any, n_samples: int, estimator: Any) -> np.ndarray:
+    """Class labels for ``fit`` (:func:`~dtlab._validation.fit_target`), refused when continuous."""
     from sklearn.utils.multiclass import type_of_target
 
-    if y is None:
-        raise ValueError("GDTClassifier requires y to be passed, but the target y is None")
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
-                      DataConversionWarning, stacklevel=3)
-        y = y.ravel()
-    y = check_y(y, n_samples)
+    y = np.asarray(fit_target(y, n_samples, estimator))
     if y.dtype.kind == "f" and type_of_target(y) == "continuous":
         raise ValueError("Unknown label type: continuous. GDTClassifier is a classifier and needs discrete "
                          "class labels (ints, strings, or floats with few distinct values); got non-integer floats")
@@ -305,7 +297,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         check_executor(self.executor)
         check_sklearn_input_shape(X)
         X = check_X(X, dtype=np.float32)
-        y = _fit_target(y, X.shape[0])
+        y = _fit_target(y, X.shape[0], self)
         if X.shape[0] < params.min_samples_split:
             raise ValueError(f"X has n_samples={X.shape[0]}, fewer than min_samples_split={params.min_samples_split};"
                              " GDT needs at least that many training objects to grow a test")

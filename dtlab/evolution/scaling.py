@@ -17,7 +17,6 @@ code: the estimator never imports it.
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..datasets import chess3x3
-from ..experiments.timing import paired_medians
+from ..experiments.timing import load_average, paired_medians
 
 __all__ = ["PoolModel", "dask_overhead", "device_scaling", "evaluator_speedups", "generation_breakdown",
            "local_dask_cluster", "pool_speedup", "present_devices", "process_probe", "timing_batch"]
@@ -34,21 +33,13 @@ __all__ = ["PoolModel", "dask_overhead", "device_scaling", "evaluator_speedups",
 
 def present_devices(kind: str = "cpu") -> int:
     """Devices of ``kind`` on this machine: CPU cores (workers) or real GPUs (0 without one; never the simulator)."""
-    from ..backend import cuda_simulator_enabled, cuda_status, resolve_backend
+    from ..backend import real_gpu_available, resolve_backend
 
     if kind == "cpu":
         return len(resolve_backend("cpu").devices())
-    if cuda_simulator_enabled() or not cuda_status()[0]:
+    if not real_gpu_available():
         return 0
     return len(resolve_backend("cuda").devices())
-
-
-def load_average() -> list[float] | None:
-    """The machine's 1, 5 and 15-minute load averages (other processes share the cores), None where unknown."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
 
 
 def timing_batch(n_samples: int, noise_attrs: int = 0, seed: int = 0, generations: int = 30):

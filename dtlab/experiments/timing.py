@@ -56,6 +56,16 @@ def paired_medians(fns: Sequence[Callable[[], Any]], repeats: int = 5, warmup: i
     return [statistics.median(t) for t in paired_times(fns, repeats, warmup)]
 
 
+def load_average() -> list[float] | None:
+    """The machine's 1, 5 and 15-minute load averages (other processes share the cores), None where unknown."""
+    import os
+
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def machine_threads() -> int:
     """Threads that use the whole machine: numba's thread pool size (one per core unless capped)."""
     import numba

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int, check_sklearn_input_shape, check_X, check_y
+from .._validation import check_int, check_sklearn_input_shape, check_X
 from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
 from .builder import as_float32_features
 
@@ -42,24 +42,6 @@ def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
     if isinstance(backend, str) and backend == "auto" and not is_device_array(X):
         backend = "cpu"
     return resolve_backend(backend, X)
-
-
-def fit_target(y: Any, n_samples: int, estimator: Any, numeric: bool) -> np.ndarray:
-    """y for ``fit``: 1-D; a column vector is raveled with scikit-learn's DataConversionWarning."""
-    import warnings
-
-    from sklearn.exceptions import DataConversionWarning
-
-    if y is None:
-        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target y is None")
-    y = to_host(y)
-    if not hasattr(y, "iloc"):  # pandas keeps its own checks; anything else becomes an array
-        y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
-                      DataConversionWarning, stacklevel=3)
-        y = np.ravel(y)
-    return check_y(y, n_samples, numeric=numeric)
 
 
 def fit_features(X: Any) -> np.ndarray:

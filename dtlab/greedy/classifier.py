@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_real, encode_labels
-from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, fit_target, resolve_greedy_backend
+from .._validation import check_real, encode_labels, fit_target
+from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, resolve_greedy_backend
 from .builder import grow_tree
 from .pruning import pessimistic_prune
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, fit_target, resolve_greedy_backend
+from .._validation import fit_target
+from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, resolve_greedy_backend
 from ._rules import METHODS
 from .builder import grow_tree
 

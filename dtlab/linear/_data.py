@@ -10,8 +10,8 @@ import numba
 import numpy as np
 import scipy.sparse
 
-from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, check_y
-from ..backend import BACKEND_NAMES, Backend, resolve_backend, to_host
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, fit_target
+from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
 from ._placement import PLACEMENTS
 
 
@@ -78,30 +78,18 @@ def _check_sparse(X: Any, name: str = "X") -> scipy.sparse.csr_matrix:
     return X
 
 
-def check_fit_input(X: Any, y: Any, backend: Any, fit_intercept: bool):
+def check_fit_input(X: Any, y: Any, backend: Any, fit_intercept: bool, estimator: Any):
     """Host float64 X (CSR or dense, with the bias column if asked), y in {-1, +1}, classes, Backend."""
-    on_device = type(X).__module__.split(".")[0] in ("cupy", "cupyx")
-    backend = resolve_backend(backend, X) if on_device else resolve_backend(backend)
+    backend = resolve_backend(backend, X) if is_device_array(X) else resolve_backend(backend)
     X = to_host(X)
     check_sklearn_input_shape(X)
-    if y is None:
-        raise ValueError("this estimator requires y to be passed, but the target y is None")
     if scipy.sparse.issparse(X):
         Xh = _check_sparse(X)
         if Xh.shape[0] == 0:
             raise ValueError(f"X has 0 rows (shape {Xh.shape}); at least one sample is needed")
     else:
         Xh = check_X(X, dtype=np.float64, allow_nan=False, name="X")
-    y = np.asarray(to_host(y))
-    if y.ndim == 2 and y.shape[1] == 1:
-        import warnings
-
-        from sklearn.exceptions import DataConversionWarning
-
-        warnings.warn("A column-vector y was passed when a 1d array was expected; it is raveled",
-                      DataConversionWarning, stacklevel=4)
-        y = y.ravel()
-    y = check_y(y, Xh.shape[0])
+    y = np.asarray(fit_target(y, Xh.shape[0], estimator))
     classes = _two_classes(y)
     y_pm = np.where(y == classes[1], 1.0, -1.0)
     if fit_intercept:

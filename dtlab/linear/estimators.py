@@ -33,7 +33,8 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
     (:class:`~dtlab.linear.tron.TronResult`), ``eps`` (the scaled tolerance), ``backend``,
     ``placement`` (a dict, see :func:`~dtlab.linear._placement.build_objective`), ``n_threads``.
     """
-    Xh, y_pm, classes, backend = check_fit_input(X, y, backend, fit_intercept)
+    name = "TronLogisticRegression" if loss == "logistic" else "TronLinearSVC"
+    Xh, y_pm, classes, backend = check_fit_input(X, y, backend, fit_intercept, name)
     if not backend.is_cuda and not scipy.sparse.issparse(Xh) and Xh.size and (
             np.count_nonzero(Xh) <= DENSE_TO_CSR_MAX_DENSITY * Xh.size):
         Xh = scipy.sparse.csr_matrix(Xh)

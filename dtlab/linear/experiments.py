@@ -13,14 +13,14 @@ thread often finds its core busy, which the minimum filters out).
 
 from __future__ import annotations
 
-import os
 import statistics
 from typing import Any, Sequence
 
-from ..backend import cuda_status
+from ..backend import cpu_cores as n_cores
+from ..backend import real_gpu_available as gpu_present
 from ..datasets import load_a9a, load_rcv1_small, load_w8a
 from ..experiments.registry import RunContext, register_benchmark, register_figure
-from ..experiments.timing import comparison, paired_times
+from ..experiments.timing import comparison, load_average, paired_times
 from .estimators import TronLinearSVC, TronLogisticRegression
 from .peer import Liblinear
 from .plots import benchmark_captions, convergence_captions, speedup_captions
@@ -45,23 +45,6 @@ def load(name: str, scale: str = "small", seed: int = 0):
         raise ValueError(f"unknown dataset {name!r}; choose from {sorted(loaders) + ['synthetic']}")
     d = loaders[name]()
     return d.X, d.y
-
-
-def n_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def load_average() -> list | None:
-    """The machine's 1, 5 and 15 minute load averages: other work competes for the cores the timings use."""
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except (OSError, AttributeError):
-        return None
-
-
-def gpu_present() -> bool:
-    """A real GPU with cupy (the simulator does not count: it measures nothing)."""
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1" and cuda_status()[0]
 
 
 # ------------------------------------------------------------------ convergence
