@@ -1,0 +1,9 @@
+"""Parallel tree inference: traversal, the leaf-bitmask method of JP5863426B2, QuickScorer; CPU and CUDA.
+
+``Forest(model).predict(X, method=..., backend=...)`` returns the source
+library's raw prediction for scikit-learn, XGBoost, LightGBM and dtlab trees.
+"""
+
+from .forest import METHODS, SUPPORTED, Forest, to_ensemble
+
+__all__ = ["METHODS", "SUPPORTED", "Forest", "to_ensemble"]

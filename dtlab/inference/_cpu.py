@@ -1,0 +1,142 @@
+"""CPU kernels of the inference engine (numba, parallel over blocks of rows).
+
+Each kernel takes X (n_samples, n_features) C-contiguous float32 or float64,
+the arrays of one layout of :mod:`dtlab.inference.layout` and ``out`` (n_samples,
+n_outputs) float64 zeroed, and adds every tree's leaf value into
+``out[row, tree_column[t]:tree_column[t] + n_values]``.  Rows are processed in
+blocks of :data:`BLOCK` so that one tree's nodes stay in cache while the block
+passes through it and the per-row work of a tree step is a short independent
+loop the CPU overlaps (row blocking); blocks are spread over threads with
+``prange``.  The plain references are in :mod:`dtlab.inference.reference`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..trees.bitmask import lowest_set_bit
+
+#: Rows per block: enough independent walks to hide a load's latency, few enough for L1.
+BLOCK = 64
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@numba.njit(nogil=True, inline="always")
+def _goes_right(x, threshold, nan_right):
+    # x > t is False for NaN; a NaN then goes where the node sends missing values
+    return (x > threshold) | ((x != x) & (nan_right != 0))
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def traverse(X, root, depth, child, feature, threshold, nan_right, value, tree_column, out):
+    """Level-synchronous walk of a block of rows through each tree (TraversalLayout)."""
+    n = X.shape[0]
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    n_values = value.shape[1]
+    for b in numba.prange(n_blocks):
+        start = b * BLOCK
+        m = min(BLOCK, n - start)
+        node = np.empty(BLOCK, np.int64)
+        for t in range(root.shape[0]):
+            for i in range(m):
+                node[i] = root[t]
+            for _ in range(depth[t]):
+                for i in range(m):
+                    k = node[i]
+                    x = X[start + i, feature[k]]
+                    node[i] = child[k] + _goes_right(x, threshold[k], nan_right[k])
+            col = tree_column[t]
+            for i in range(m):
+                for j in range(n_values):
+                    out[start + i, col + j] += value[node[i], j]
+
+
+@numba.njit(nogil=True, inline="always")
+def _first_leaf(acc, i, n_words):
+    for w in range(n_words):
+        if acc[i, w] != 0:
+            return w * 64 + lowest_set_bit(acc[i, w])
+    return -1  # unreachable for a valid layout: one bit always survives
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def bitmask(X, tree_level, level_node, base, feature, threshold, nan_right, id_left, id_right,
+            leaf_offset, leaf_value, tree_column, out):
+    """The patent's method (LevelLayout): per level OR the selected children's identifiers, AND the levels.
+
+    Every decision node is evaluated for every row (no early exit), the work
+    a GPU spreads over one thread per node; here a block of rows goes through
+    one node at a time, a vectorisable loop.
+    """
+    n = X.shape[0]
+    W = base.shape[1]
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    n_values = leaf_value.shape[1]
+    for b in numba.prange(n_blocks):
+        start = b * BLOCK
+        m = min(BLOCK, n - start)
+        acc = np.empty((BLOCK, W), np.uint64)
+        level_or = np.empty((BLOCK, W), np.uint64)
+        for t in range(tree_level.shape[0] - 1):
+            acc[:m] = ALL
+            for level in range(tree_level[t], tree_level[t + 1]):
+                for i in range(m):
+                    for w in range(W):
+                        level_or[i, w] = base[level, w]
+                for k in range(level_node[level], level_node[level + 1]):
+                    f, th, nr = feature[k], threshold[k], nan_right[k]
+                    for i in range(m):
+                        right = _goes_right(X[start + i, f], th, nr)
+                        for w in range(W):
+                            level_or[i, w] |= id_right[k, w] if right else id_left[k, w]
+                for i in range(m):
+                    for w in range(W):
+                        acc[i, w] &= level_or[i, w]
+            col = tree_column[t]
+            for i in range(m):
+                leaf = leaf_offset[t] + _first_leaf(acc, i, W)
+                for j in range(n_values):
+                    out[start + i, col + j] += leaf_value[leaf, j]
+
+
+@numba.njit(nogil=True, inline="always")
+def _clear(bits, t, first, count):
+    """Clear bits ``first .. first+count-1`` of tree ``t``'s words."""
+    last = first + count - 1
+    for w in range(first >> 6, (last >> 6) + 1):
+        lo = first - w * 64 if first > w * 64 else 0
+        hi = last - w * 64 if last < w * 64 + 63 else 63
+        span = ((ALL >> np.uint64(63 - hi + lo)) << np.uint64(lo))
+        bits[t, w] &= ~span
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def quickscorer(X, n_words, feature_offset, threshold, tree, lo, count, nan_offset, nan_tree, nan_lo,
+                nan_count, leaf_offset, leaf_value, tree_column, out):
+    """QuickScorer (QuickScorerLayout): per feature, scan the sorted tests while ``x > t``, AND false nodes' masks."""
+    n = X.shape[0]
+    n_trees = leaf_offset.shape[0] - 1
+    n_features = feature_offset.shape[0] - 1
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    n_values = leaf_value.shape[1]
+    for b in numba.prange(n_blocks):
+        bits = np.empty((n_trees, n_words), np.uint64)
+        start = b * BLOCK
+        for row in range(start, min(start + BLOCK, n)):
+            bits[:] = ALL
+            for f in range(n_features):
+                x = X[row, f]
+                if x != x:
+                    for k in range(nan_offset[f], nan_offset[f + 1]):
+                        _clear(bits, nan_tree[k], nan_lo[k], nan_count[k])
+                    continue
+                for k in range(feature_offset[f], feature_offset[f + 1]):
+                    if not x > threshold[k]:
+                        break  # thresholds ascend: every later test of this feature is true
+                    _clear(bits, tree[k], lo[k], count[k])
+            for t in range(n_trees):
+                leaf = leaf_offset[t] + _first_leaf(bits, t, n_words)
+                col = tree_column[t]
+                for j in range(n_values):
+                    out[row, col + j] += leaf_value[leaf, j]

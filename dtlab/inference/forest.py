@@ -1,0 +1,247 @@
+"""``Forest``: one interface over every way of finding the leaves of a tree ensemble.
+
+>>> forest = Forest(model)                       # sklearn / XGBoost / LightGBM / dtlab / FlatTree(s)
+>>> raw = forest.predict(X, method="auto")       # the source library's raw prediction
+
+Methods (:data:`METHODS`): ``"traversal"`` (a root-to-leaf walk per row, blocks
+of rows in lock step), ``"bitmask"`` (the patent JP5863426B2: every decision
+node evaluated, identifiers ORed per level and ANDed across levels),
+``"quickscorer"`` (per feature sorted thresholds, false-node masks ANDed per
+tree), and ``"auto"`` which picks the fastest for the forest's shape by a
+small cached measurement (:mod:`dtlab.inference.auto`).  Backends: ``"cpu"``
+(numba) and ``"cuda"`` (numba.cuda; traversal and bitmask).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_tree_input
+from ..backend import resolve_backend, to_host
+from ..trees.ensemble import Ensemble, ModelFormatError
+from ..trees.flat import FlatTree
+from ..trees.packed import PackedForest
+from . import _cpu
+from .layout import level_layout, quickscorer_layout, traversal_layout
+
+METHODS = ("auto", "traversal", "bitmask", "quickscorer")
+#: What :class:`Forest` accepts, for error messages.
+SUPPORTED = ("FlatTree", "list of FlatTree", "PackedForest (with value)", "dtlab tree estimators (tree_)",
+             "scikit-learn DecisionTree*/ExtraTree*/RandomForest*/ExtraTrees*", "xgboost.Booster / XGBModel",
+             "lightgbm.Booster / LGBMModel", "XGBoost model JSON (save_raw / save_model)",
+             "LightGBM dump_model() JSON", "dtlab.trees.ensemble.Ensemble")
+
+
+def _from_flat_trees(trees: list, combine: str, input_dtype) -> Ensemble:
+    if combine not in ("mean", "sum"):
+        raise ValueError(f"combine must be 'mean' or 'sum', got {combine!r}")
+    if not trees:
+        raise ValueError("a Forest needs at least one tree")
+    n_features = {t.n_features for t in trees}
+    if len(n_features) != 1:
+        raise ValueError(f"the trees were fitted on different numbers of features: {sorted(n_features)}")
+    normalised = []
+    for t in trees:
+        t.validate()
+        if t.task == "classification":  # predict_proba's class frequencies
+            totals = t.value.sum(axis=1, keepdims=True)
+            value = np.divide(t.value, totals, out=np.full_like(t.value, 1.0 / t.value.shape[1]), where=totals > 0)
+            t = FlatTree(t.feature, t.threshold, t.left, t.right, value, t.n_features, t.task, t.classes,
+                         t.missing_left)
+        normalised.append(t)
+    forest = PackedForest.from_trees(normalised)
+    if forest.value is None:
+        raise ValueError("the trees have different numbers of outputs")
+    n_values = forest.value.shape[1]
+    return Ensemble(forest, n_features.pop(), n_values, np.zeros(forest.n_trees, np.int64), np.zeros(n_values),
+                    1.0 / forest.n_trees if combine == "mean" else 1.0, input_dtype, source="dtlab")
+
+
+def _json_kind(model: Any) -> Any:
+    import json
+
+    if isinstance(model, (str, Path)) and not str(model).lstrip().startswith("{"):
+        try:
+            model = Path(model).read_text()
+        except OSError as err:
+            raise ModelFormatError(f"cannot read model file {model!s}: {err}") from err
+    if isinstance(model, (bytes, bytearray)):
+        model = model.decode()
+    if isinstance(model, str):
+        try:
+            model = json.loads(model)
+        except json.JSONDecodeError as err:
+            raise ModelFormatError(f"malformed model JSON: {err}") from err
+    return model
+
+
+def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
+    """Read any supported model (:data:`SUPPORTED`) into an :class:`Ensemble`.
+
+    Raises
+    ------
+    TypeError : an unsupported model type (the message lists the supported ones)
+    ModelFormatError : a malformed model file or dump
+    """
+    from ..trees.lightgbm_import import from_lightgbm
+    from ..trees.sklearn_import import SKLEARN_SUPPORTED, ensemble_from_sklearn
+    from ..trees.xgboost_import import from_xgboost
+
+    if isinstance(model, Ensemble):
+        return model
+    if isinstance(model, FlatTree):
+        return _from_flat_trees([model], combine, None)
+    if isinstance(model, (list, tuple)) and model and all(isinstance(t, FlatTree) for t in model):
+        return _from_flat_trees(list(model), combine, None)
+    if isinstance(model, PackedForest):
+        if model.value is None:
+            raise ValueError("a PackedForest needs leaf values (value) to predict")
+        n_features = int(model.feature[model.left != -1].max()) + 1 if (model.left != -1).any() else 1
+        n_values = model.value.shape[1]
+        return Ensemble(model, n_features, n_values, np.zeros(model.n_trees, np.int64), np.zeros(n_values),
+                        1.0 / model.n_trees if combine == "mean" else 1.0, None)
+    if isinstance(getattr(model, "tree_", None), FlatTree):  # dtlab estimators predict on float32 X
+        return _from_flat_trees([model.tree_], combine, np.float32)
+    kind = type(model).__module__.split(".")[0]
+    if kind == "sklearn" or type(model).__name__ in SKLEARN_SUPPORTED:
+        return ensemble_from_sklearn(model)
+    if kind == "xgboost":
+        return from_xgboost(model.get_booster() if hasattr(model, "get_booster") else model)
+    if kind == "lightgbm":
+        return from_lightgbm(model.booster_ if hasattr(model, "booster_") else model)
+    if isinstance(model, (str, Path, bytes, bytearray, dict)):
+        data = _json_kind(model)
+        if isinstance(data, dict) and "learner" in data:
+            return from_xgboost(data)
+        if isinstance(data, dict) and "tree_info" in data:
+            return from_lightgbm(data)
+        raise ModelFormatError("the JSON is neither an XGBoost model (key 'learner') nor a LightGBM "
+                               "dump_model() (key 'tree_info')")
+    raise TypeError(f"unsupported model type {type(model).__name__}; supported: {'; '.join(SUPPORTED)}")
+
+
+class Forest:
+    """A tree ensemble ready for fast prediction.
+
+    Parameters
+    ----------
+    model : any of :data:`SUPPORTED`
+    combine : {"mean", "sum"}
+        How FlatTrees and PackedForests combine (models from libraries carry their own rule).
+
+    Attributes
+    ----------
+    ensemble : Ensemble
+    n_features, n_outputs, n_trees : int
+    """
+
+    def __init__(self, model: Any, combine: str = "mean"):
+        self.ensemble = to_ensemble(model, combine)
+        self.ensemble.validate()
+        self._layouts: dict = {}
+
+    n_features = property(lambda self: self.ensemble.n_features)
+    n_outputs = property(lambda self: self.ensemble.n_outputs)
+    n_trees = property(lambda self: self.ensemble.forest.n_trees)
+
+    @property
+    def max_depth(self) -> int:
+        return int(self.layout("traversal", np.float64).depth.max())
+
+    def __repr__(self) -> str:
+        return (f"Forest({self.n_trees} trees, depth <= {self.max_depth}, {self.n_features} features, "
+                f"{self.n_outputs} outputs, from {self.ensemble.source})")
+
+    def layout(self, method: str, dtype) -> Any:
+        """The node tables of ``method`` for inputs of ``dtype`` (built once, cached)."""
+        key = (method, np.dtype(dtype).name)
+        if key not in self._layouts:
+            f = self.ensemble.forest
+            build = {"traversal": lambda: traversal_layout(f, dtype), "bitmask": lambda: level_layout(f, dtype),
+                     "quickscorer": lambda: quickscorer_layout(f, dtype, self.n_features)}
+            if method not in build:
+                raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+            self._layouts[key] = build[method]()
+        return self._layouts[key]
+
+    def prepare(self, X: Any) -> np.ndarray:
+        """X as the kernels read it: checked, in the source library's dtype, its missing-value rules applied."""
+        ens = self.ensemble
+        X = check_tree_input(X, ens.n_features)
+        if ens.input_dtype is not None and X.dtype != ens.input_dtype:
+            X = X.astype(ens.input_dtype)
+        if ens.nan_as_zero.size or ens.zero_as_missing.size:
+            X = X.copy()  # never rewrite the caller's array
+            for f in ens.nan_as_zero:
+                col = X[:, f]
+                col[np.isnan(col)] = 0.0
+            for f in ens.zero_as_missing:  # LightGBM's zero threshold: |x| <= 1e-35 counts as zero
+                col = X[:, f]
+                col[np.isnan(col) | (np.abs(col) <= 1e-35)] = np.nan
+        return X
+
+    def predict(self, X: Any, method: str = "auto", backend: str = "auto") -> np.ndarray:
+        """The source library's raw prediction.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features), a dask array or a dask DataFrame; NaN is missing
+        method : {"auto", "traversal", "bitmask", "quickscorer"}
+        backend : {"auto", "cpu", "cuda"}
+
+        Returns
+        -------
+        ndarray (n_samples,) float64 for one output, else (n_samples, n_outputs): XGBoost margins
+        (with base score), LightGBM raw scores, scikit-learn ``predict_proba`` / ``predict``.
+        A dask input gives a dask array.
+        """
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        if type(X).__module__.split(".")[0] in ("dask", "dask_expr"):
+            from .distributed import predict_dask
+
+            return predict_dask(self, X, method, backend)
+        be = resolve_backend(backend, X)
+        if be.is_cuda:
+            from ._cuda import predict_cuda
+
+            X = self.prepare(to_host(X))
+            out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
+        else:
+            X = self.prepare(X)
+            if method == "auto":
+                from .auto import choose
+
+                method = choose(self, X.dtype)
+            out = self.raw_sum(X, method)
+        return self.finish(out)
+
+    def raw_sum(self, X: np.ndarray, method: str) -> np.ndarray:
+        """Sum of the leaf values per row and output column on the CPU (X already prepared)."""
+        ens = self.ensemble
+        out = np.zeros((X.shape[0], ens.n_outputs), np.float64)
+        if X.shape[0] == 0:
+            return out
+        lay = self.layout(method, X.dtype)
+        tc = ens.tree_column
+        if method == "traversal":
+            _cpu.traverse(X, lay.root, lay.depth, lay.child, lay.feature, lay.threshold, lay.nan_right, lay.value,
+                          tc, out)
+        elif method == "bitmask":
+            _cpu.bitmask(X, lay.tree_level, lay.level_node, lay.base, lay.feature, lay.threshold, lay.nan_right,
+                         lay.id_left, lay.id_right, lay.leaf_offset, lay.leaf_value, tc, out)
+        else:
+            _cpu.quickscorer(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
+                             lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,
+                             lay.leaf_value, tc, out)
+        return out
+
+    def finish(self, summed: np.ndarray) -> np.ndarray:
+        """``base + scale * summed``, squeezed to 1-D for one output."""
+        ens = self.ensemble
+        out = summed * ens.scale if ens.scale != 1.0 else summed
+        out += ens.base
+        return out[:, 0] if ens.n_outputs == 1 else out

@@ -1,0 +1,152 @@
+"""Ensemble: a packed forest with the rule that turns its leaves into the source library's raw prediction.
+
+Every importer (scikit-learn, XGBoost, LightGBM, dtlab's own trees) returns
+one :class:`Ensemble`; the inference engine (``dtlab.inference``) and any other
+technique read models through it.  The prediction of row ``x`` is::
+
+    raw[x, :] = base + scale * sum_t  value[leaf_t(x), :]  placed at columns tree_column[t]:tree_column[t]+n_values
+
+so XGBoost / LightGBM margins (one value per tree, trees of class ``k`` into
+column ``k``), scikit-learn forests (class fractions averaged, ``scale =
+1/n_trees``) and single trees share one accumulation.
+
+Comparisons are all ``x <= threshold`` (left) in the precision of the input,
+promoted against the float64 threshold (:mod:`dtlab.trees.walk`); a library
+whose test is ``x < t`` on float32 values (XGBoost) is imported with
+``t`` replaced by the float32 value just below it and ``input_dtype = float32``,
+which is the same test for every float32 ``x``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .packed import PackedForest
+
+
+class ModelFormatError(ValueError):
+    """A model file or dump that cannot be read (malformed, or a feature dtlab does not support)."""
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """A forest and its output rule.
+
+    Attributes
+    ----------
+    forest : PackedForest
+        ``value`` of shape (n_nodes, n_values), float64, read at leaves.
+    n_features : int
+    n_outputs : int
+        Columns of the raw prediction.
+    tree_column : ndarray of shape (n_trees,), int64
+        First output column tree ``t`` adds into.
+    base : ndarray of shape (n_outputs,), float64
+        Added once per row (XGBoost's base margin; 0 elsewhere).
+    scale : float
+        Multiplies the sum over trees (``1/n_trees`` for averaging forests).
+    input_dtype : numpy dtype or None
+        The dtype the source library converts X to before its tests (float32
+        for XGBoost and scikit-learn); None keeps the caller's float32/float64.
+    nan_as_zero : ndarray of int
+        Features whose NaN the library reads as 0.0 (LightGBM ``missing_type: None``).
+    zero_as_missing : ndarray of int
+        Features on which 0 (and NaN) follow ``missing_left`` (LightGBM ``missing_type: Zero``).
+    source : str
+    feature_names : list of str or None
+    """
+
+    forest: PackedForest
+    n_features: int
+    n_outputs: int
+    tree_column: np.ndarray
+    base: np.ndarray
+    scale: float = 1.0
+    input_dtype: Any = None
+    nan_as_zero: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    zero_as_missing: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    source: str = "dtlab"
+    feature_names: list | None = None
+
+    @property
+    def n_values(self) -> int:
+        return int(self.forest.value.shape[1])
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` unless the parts agree (checked once, before any kernel)."""
+        self.forest.validate(self.n_features)
+        if self.forest.value is None:
+            raise ValueError("the forest of an Ensemble needs leaf values")
+        tc = self.tree_column
+        if tc.shape != (self.forest.n_trees,) or (tc < 0).any() or (tc + self.n_values > self.n_outputs).any():
+            raise ValueError("tree_column must give every tree columns inside [0, n_outputs)")
+        if self.base.shape != (self.n_outputs,):
+            raise ValueError(f"base must have shape ({self.n_outputs},), got {self.base.shape}")
+
+
+def strict_to_inclusive_float32(threshold: np.ndarray) -> np.ndarray:
+    """Float64 thresholds ``t'`` such that ``x <= t'`` equals ``x < float32(t)`` for every float32 ``x``.
+
+    ``t'`` is the float32 number just below ``float32(t)``, stored as float64.
+    """
+    t32 = np.asarray(threshold, np.float64).astype(np.float32)
+    return np.nextafter(t32, np.float32(-np.inf)).astype(np.float64)
+
+
+def nested_to_arrays(root: dict, children, is_leaf, read_split, read_leaf) -> dict[str, np.ndarray]:
+    """Flatten one nested tree (dicts of dicts, as JSON dumps give them) into preorder node arrays.
+
+    Parameters
+    ----------
+    root : dict
+    children : callable(node) -> (left dict, right dict)
+    is_leaf : callable(node) -> bool
+    read_split : callable(node) -> (feature, threshold, missing_left)
+    read_leaf : callable(node) -> leaf value (float)
+
+    Returns
+    -------
+    dict of ``feature, threshold, left, right, missing_left, value`` (tree-local, root 0).
+    """
+    feature, threshold, left, right, missing_left, value = [], [], [], [], [], []
+    stack = [(root, -1, False)]
+    while stack:
+        node, parent, is_right = stack.pop()
+        i = len(feature)
+        if parent >= 0:
+            (right if is_right else left)[parent] = i
+        if not isinstance(node, dict):
+            raise ModelFormatError(f"a tree node must be a JSON object, got {type(node).__name__}")
+        if is_leaf(node):
+            feature.append(-1)
+            threshold.append(0.0)
+            missing_left.append(True)
+            value.append(float(read_leaf(node)))
+            left.append(-1)
+            right.append(-1)
+            continue
+        f, t, m = read_split(node)
+        feature.append(int(f))
+        threshold.append(float(t))
+        missing_left.append(bool(m))
+        value.append(0.0)
+        left.append(-1)
+        right.append(-1)
+        lo, hi = children(node)
+        stack.append((hi, i, True))
+        stack.append((lo, i, False))  # popped first: preorder
+    return {"feature": np.asarray(feature, np.int32), "threshold": np.asarray(threshold, np.float64),
+            "left": np.asarray(left, np.int32), "right": np.asarray(right, np.int32),
+            "missing_left": np.asarray(missing_left, bool), "value": np.asarray(value, np.float64)[:, None]}
+
+
+def pack(trees: list[dict[str, np.ndarray]]) -> PackedForest:
+    """Pack tree-local arrays (as :func:`nested_to_arrays` returns) into one PackedForest."""
+    if not trees:
+        raise ModelFormatError("the model has no trees")
+    cat = {k: np.concatenate([t[k] for t in trees]) for k in trees[0]}
+    return PackedForest.from_arrays([len(t["feature"]) for t in trees], cat["feature"], cat["threshold"],
+                                    cat["left"], cat["right"], cat["missing_left"], cat["value"])

@@ -1,0 +1,96 @@
+"""Import LightGBM models (``Booster.dump_model()``) as an :class:`Ensemble`.
+
+LightGBM sends ``x <= threshold`` left in double precision.  What happens to
+a missing value depends on the feature's ``missing_type``: ``NaN`` sends NaN
+to ``default_left``; ``None`` reads NaN as 0.0; ``Zero`` sends 0 (and NaN) to
+``default_left``.  The type is a property of the feature (its bin mapper), so
+the importer records, per feature, the input rewrite that makes the one walk
+of dtlab reproduce it.  The raw score is the sum of the leaves (the initial
+score is folded into the first trees), averaged for ``boosting="rf"``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack
+
+
+def load_dump(model: Any) -> dict:
+    """The ``dump_model()`` dict from a Booster, a dict, JSON text, or a path to a JSON file of it."""
+    if hasattr(model, "dump_model"):
+        model = model.dump_model()
+    if isinstance(model, Path) or (isinstance(model, str) and not model.lstrip().startswith("{")):
+        model = Path(model).read_text()
+    if isinstance(model, (bytes, bytearray)):
+        model = model.decode()
+    if isinstance(model, str):
+        try:
+            model = json.loads(model)
+        except json.JSONDecodeError as err:
+            raise ModelFormatError(f"malformed LightGBM model JSON: {err}") from err
+    if not isinstance(model, dict) or "tree_info" not in model:
+        raise ModelFormatError("not a LightGBM model dump (no 'tree_info'); pass booster.dump_model()")
+    return model
+
+
+def from_lightgbm(model: Any) -> Ensemble:
+    """Read a LightGBM model (Booster or its ``dump_model()``).
+
+    Raises
+    ------
+    ModelFormatError
+        Malformed dump, linear trees, or a categorical split (naming its feature).
+    """
+    dump = load_dump(model)
+    try:
+        n_features = int(dump["max_feature_idx"]) + 1
+        per_iter = int(dump.get("num_tree_per_iteration", 1))
+        names = dump.get("feature_names")
+        infos = dump["tree_info"]
+    except (KeyError, TypeError, ValueError) as err:
+        raise ModelFormatError(f"malformed LightGBM dump: {err!r}") from err
+    missing_type: dict[int, str] = {}
+
+    def name(f):
+        return f"feature {f} ({names[f]!r})" if names and f < len(names) else f"feature {f}"
+
+    def split(node):
+        f = int(node["split_feature"])
+        if node.get("decision_type", "<=") != "<=":
+            raise ModelFormatError(f"categorical split on {name(f)} (decision_type "
+                                   f"{node['decision_type']!r}) is not supported; only numerical '<=' splits")
+        kind = node.get("missing_type", "None")
+        if missing_type.setdefault(f, kind) != kind:
+            raise ModelFormatError(f"{name(f)} has splits with missing_type {missing_type[f]!r} and {kind!r}")
+        return f, float(node["threshold"]), bool(node.get("default_left", True))
+
+    trees = []
+    for info in infos:
+        if info.get("is_linear"):
+            raise ModelFormatError("linear-tree LightGBM models are not supported")
+        try:
+            trees.append(nested_to_arrays(info["tree_structure"], lambda n: (n["left_child"], n["right_child"]),
+                                          lambda n: "split_feature" not in n, split, lambda n: n["leaf_value"]))
+        except (KeyError, TypeError, ValueError) as err:
+            if isinstance(err, ModelFormatError):
+                raise
+            raise ModelFormatError(f"malformed LightGBM tree: {err!r}") from err
+    forest = pack(trees)
+    zero = np.asarray(sorted(f for f, k in missing_type.items() if k == "Zero"), np.int64)
+    none = np.asarray(sorted(f for f, k in missing_type.items() if k == "None"), np.int64)
+    # missing_type None: NaN becomes 0.0 and then meets the threshold (default_left plays no part)
+    n_trees = len(trees)
+    ens = Ensemble(forest, n_features, per_iter, np.arange(n_trees, dtype=np.int64) % per_iter,
+                   np.zeros(per_iter), 1.0 / (n_trees // per_iter) if dump.get("average_output") else 1.0,
+                   None, nan_as_zero=none, zero_as_missing=zero,
+                   source=f"lightgbm.{str(dump.get('objective', '')).split(' ')[0]}", feature_names=names)
+    try:
+        ens.validate()
+    except ValueError as err:
+        raise ModelFormatError(f"inconsistent LightGBM model: {err}") from err
+    return ens
