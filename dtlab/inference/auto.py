@@ -33,9 +33,8 @@ def shape_key(forest, dtype) -> tuple:
     """The cache key of a forest's shape (see module docstring)."""
     ens = forest.ensemble
     nodes_per_tree = ens.forest.n_nodes / ens.forest.n_trees
-    lay = forest.layout("traversal", dtype)
-    words = forest.layout("quickscorer", dtype).n_words
-    return (int(lay.depth.max()), int(round(math.log2(max(nodes_per_tree, 1)))), words,
+    words = int(forest._shape.n_words)
+    return (forest.max_depth, int(round(math.log2(max(nodes_per_tree, 1)))), words,
             int(round(math.log2(ens.forest.n_trees))), np.dtype(dtype).name, numba.get_num_threads())
 
 

@@ -25,7 +25,7 @@ from ..trees.ensemble import Ensemble, ModelFormatError
 from ..trees.flat import FlatTree
 from ..trees.packed import PackedForest
 from . import _cpu
-from .layout import level_layout, quickscorer_layout, traversal_layout
+from .layout import HEAP_MAX_DEPTH, heap_layout, level_layout, quickscorer_layout, traversal_layout, tree_shape
 
 METHODS = ("auto", "traversal", "bitmask", "quickscorer")
 #: What :class:`Forest` accepts, for error messages.
@@ -142,6 +142,7 @@ class Forest:
         self.ensemble = to_ensemble(model, combine)
         self.ensemble.validate()
         self._layouts: dict = {}
+        self._shape = tree_shape(self.ensemble.forest)
 
     n_features = property(lambda self: self.ensemble.n_features)
     n_outputs = property(lambda self: self.ensemble.n_outputs)
@@ -149,7 +150,7 @@ class Forest:
 
     @property
     def max_depth(self) -> int:
-        return int(self.layout("traversal", np.float64).depth.max())
+        return int(self._shape.depth.max())
 
     def __repr__(self) -> str:
         return (f"Forest({self.n_trees} trees, depth <= {self.max_depth}, {self.n_features} features, "
@@ -160,7 +161,7 @@ class Forest:
         key = (method, np.dtype(dtype).name)
         if key not in self._layouts:
             f = self.ensemble.forest
-            build = {"traversal": lambda: traversal_layout(f, dtype), "bitmask": lambda: level_layout(f, dtype),
+            build = {"traversal": lambda: traversal_layout(f, dtype), "heap": lambda: heap_layout(f, dtype), "bitmask": lambda: level_layout(f, dtype),
                      "quickscorer": lambda: quickscorer_layout(f, dtype, self.n_features)}
             if method not in build:
                 raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -220,14 +221,29 @@ class Forest:
         return self.finish(out)
 
     def raw_sum(self, X: np.ndarray, method: str) -> np.ndarray:
-        """Sum of the leaf values per row and output column on the CPU (X already prepared)."""
+        """Sum of the leaf values per row and output column on the CPU (X already prepared).
+
+        ``method`` is one of :data:`METHODS` but ``"auto"``, or a variant of the
+        traversal: ``"traversal_heap"`` (complete trees in heap order, used by
+        ``"traversal"`` up to depth :data:`~dtlab.inference.layout.HEAP_MAX_DEPTH`)
+        or ``"traversal_nodes"`` (child arrays, any depth).
+        """
         ens = self.ensemble
         out = np.zeros((X.shape[0], ens.n_outputs), np.float64)
         if X.shape[0] == 0:
             return out
-        lay = self.layout(method, X.dtype)
         tc = ens.tree_column
-        if method == "traversal":
+        if X.size >= 2**32:
+            raise ValueError("X has 2^32 values or more; predict it in row blocks (or as a dask array)")
+        lay = self.layout(method, X.dtype) if method in ("bitmask", "quickscorer") else None
+        if method == "traversal":  # the heap walk where padding to complete trees stays small
+            method = "traversal_heap" if self.max_depth <= HEAP_MAX_DEPTH else "traversal_nodes"
+        if method == "traversal_heap":
+            lay = self.layout("heap", X.dtype)
+            _cpu.traverse_heap(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold, lay.nan_right,
+                               lay.leaf_offset, lay.value, tc, out)
+        elif method == "traversal_nodes":
+            lay = self.layout("traversal", X.dtype)
             _cpu.traverse(X, lay.root, lay.depth, lay.child, lay.feature, lay.threshold, lay.nan_right, lay.value,
                           tc, out)
         elif method == "bitmask":

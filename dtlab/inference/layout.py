@@ -209,3 +209,58 @@ def quickscorer_layout(forest, dtype, n_features: int) -> QuickScorerLayout:
     return QuickScorerLayout(s.n_words, offset, np.ascontiguousarray(thr[order]), tree_of[order], lo[order],
                              count[order], nan_offset, tree_of[nan_order], lo[nan_order], count[nan_order],
                              s.leaf_offset, leaf_values(forest, s))
+
+
+#: Deepest tree the heap layout pads to complete (2^depth leaves per tree); deeper forests use the child arrays.
+HEAP_MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class HeapLayout:
+    """Each tree padded to a complete tree of its depth, in heap order: children of ``k`` at ``2k+1``, ``2k+2``.
+
+    The walk needs no child array (``k = 2k + 1 + goes_right``): two loads per
+    step (feature, threshold) instead of four.  A leaf above the last level is
+    pushed down the left spine of its padded subtree by tests that never go
+    right (threshold +inf, NaN left), and its value sits at the spine's bottom.
+    """
+
+    node_offset: np.ndarray  # (n_trees + 1,) int64 into feature/threshold/nan_right (2^depth - 1 per tree)
+    depth: np.ndarray        # (n_trees,) int64
+    feature: np.ndarray      # uint32
+    threshold: np.ndarray    # input dtype
+    nan_right: np.ndarray    # uint8
+    leaf_offset: np.ndarray  # (n_trees + 1,) int64 into value (2^depth per tree)
+    value: np.ndarray        # (n_heap_leaves, n_values) float64
+
+
+def heap_layout(forest, dtype) -> HeapLayout:
+    """Pad and renumber every tree into heap order (see :class:`HeapLayout`)."""
+    s = tree_shape(forest)
+    sizes = (1 << s.depth) - 1
+    node_offset = np.zeros(forest.n_trees + 1, np.int64)
+    np.cumsum(sizes, out=node_offset[1:])
+    leaf_offset = np.zeros(forest.n_trees + 1, np.int64)
+    np.cumsum(sizes + 1, out=leaf_offset[1:])
+    feature = np.zeros(node_offset[-1], np.uint32)
+    threshold = np.full(node_offset[-1], np.inf)
+    nan_right = np.zeros(node_offset[-1], np.uint8)
+    value = np.zeros((leaf_offset[-1], forest.value.shape[1]))
+    for t in range(forest.n_trees):
+        n_internal = int(sizes[t])
+        o = int(node_offset[t])
+        stack = [(int(forest.node_offset[t]), 0)]
+        while stack:
+            node, h = stack.pop()
+            if forest.left[node] != -1:
+                feature[o + h] = forest.feature[node]
+                threshold[o + h] = forest.threshold[node]
+                nan_right[o + h] = not forest.missing_left[node]
+                stack.append((int(forest.left[node]), 2 * h + 1))
+                stack.append((int(forest.right[node]), 2 * h + 2))
+            else:
+                while h < n_internal:  # the padding: +inf thresholds already send everything left
+                    h = 2 * h + 1
+                value[leaf_offset[t] + h - n_internal] = forest.value[node]
+    return HeapLayout(node_offset, s.depth.copy(), feature, round_thresholds_down(threshold, dtype), nan_right,
+                      leaf_offset, value)
