@@ -174,6 +174,10 @@ class Forest:
         X = check_tree_input(X, ens.n_features)
         if ens.input_dtype is not None and X.dtype != ens.input_dtype:
             X = X.astype(ens.input_dtype)
+        if ens.zero_threshold > 0:
+            tiny = np.abs(X) <= ens.zero_threshold
+            if tiny.any():
+                X = np.where(tiny, X.dtype.type(0), X)
         if ens.nan_as_zero.size or ens.zero_as_missing.size:
             X = X.copy()  # never rewrite the caller's array
             for f in ens.nan_as_zero:

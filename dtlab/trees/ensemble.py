@@ -55,6 +55,8 @@ class Ensemble:
         Features whose NaN the library reads as 0.0 (LightGBM ``missing_type: None``).
     zero_as_missing : ndarray of int
         Features on which 0 (and NaN) follow ``missing_left`` (LightGBM ``missing_type: Zero``).
+    zero_threshold : float
+        Values with ``|x| <= zero_threshold`` are read as 0.0 (LightGBM: ``kZeroThreshold = 1e-35f``).
     source : str
     feature_names : list of str or None
     """
@@ -68,6 +70,7 @@ class Ensemble:
     input_dtype: Any = None
     nan_as_zero: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     zero_as_missing: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    zero_threshold: float = 0.0
     source: str = "dtlab"
     feature_names: list | None = None
 

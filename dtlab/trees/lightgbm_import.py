@@ -3,10 +3,12 @@
 LightGBM sends ``x <= threshold`` left in double precision.  What happens to
 a missing value depends on the feature's ``missing_type``: ``NaN`` sends NaN
 to ``default_left``; ``None`` reads NaN as 0.0; ``Zero`` sends 0 (and NaN) to
-``default_left``.  The type is a property of the feature (its bin mapper), so
+``default_left``; and any ``|x| <= 1e-35f`` is read as 0 first.  The type is a property of the feature (its bin mapper), so
 the importer records, per feature, the input rewrite that makes the one walk
 of dtlab reproduce it.  The raw score is the sum of the leaves (the initial
-score is folded into the first trees), averaged for ``boosting="rf"``.
+score is folded into the first trees) -- also for ``boosting="rf"``, whose
+``predict(raw_score=True)`` is the sum (only its transformed ``predict``
+divides by the number of iterations).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from typing import Any
 import numpy as np
 
 from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack
+
+#: LightGBM's kZeroThreshold (``1e-35f``, a float32 literal): its predictor reads ``|x| <=`` it as 0.
+ZERO_THRESHOLD = float(np.float32(1e-35))
 
 
 def load_dump(model: Any) -> dict:
@@ -86,8 +91,8 @@ def from_lightgbm(model: Any) -> Ensemble:
     # missing_type None: NaN becomes 0.0 and then meets the threshold (default_left plays no part)
     n_trees = len(trees)
     ens = Ensemble(forest, n_features, per_iter, np.arange(n_trees, dtype=np.int64) % per_iter,
-                   np.zeros(per_iter), 1.0 / (n_trees // per_iter) if dump.get("average_output") else 1.0,
-                   None, nan_as_zero=none, zero_as_missing=zero,
+                   np.zeros(per_iter), 1.0,
+                   None, nan_as_zero=none, zero_as_missing=zero, zero_threshold=ZERO_THRESHOLD,
                    source=f"lightgbm.{str(dump.get('objective', '')).split(' ')[0]}", feature_names=names)
     try:
         ens.validate()
