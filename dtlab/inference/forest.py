@@ -213,7 +213,7 @@ class Forest:
         if be.is_cuda:
             from ._cuda import predict_cuda
 
-            X = self.prepare(to_host(X))
+            X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
             out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
         else:
             X = self.prepare(X)
