@@ -132,3 +132,19 @@ def test_row_counts_around_the_block(n_rows):
         assert got.shape == (n_rows,)
         np.testing.assert_allclose(got, expected, rtol=1e-12)
 
+
+
+@pytest.mark.parametrize("assignment", ["node", "nodes", "level"])
+def test_cpu_thread_assignments_find_the_walks_leaf(assignment):
+    from dtlab.inference.assignment import timed_phases
+    from dtlab.inference.layout import tree_shape
+
+    rng = np.random.default_rng(5)
+    tree = random_grid_tree(rng, 4, 8, np.linspace(-1, 1, 9), p_split=0.85)
+    forest = Forest(tree)
+    X = forest.prepare(grid_rows(rng, 70, 4, np.float64))
+    got = timed_phases(forest, X, 0, assignment, nodes_per_task=3, repeats=1)
+    walked = R.leaves_traversal(forest.ensemble.forest, X)[:, 0]
+    np.testing.assert_array_equal(got["leaves"], tree_shape(forest.ensemble.forest).first_leaf[walked])
+    n_tests = tree.n_leaves - 1
+    assert got["n_tasks"] == {"node": n_tests, "nodes": got["n_tasks"], "level": tree.max_depth}[assignment]
