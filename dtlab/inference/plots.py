@@ -1,0 +1,154 @@
+"""Figures of tree inference: the patent's OR/AND table, time against shape and threads, decision vs combining,
+the benchmark.  Plots take data only; each returns its figure, closed (the caller shows or saves it once)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+METHOD_STYLE = {"traversal": dict(color="tab:blue", marker="o"), "bitmask": dict(color="tab:red", marker="s"),
+                "quickscorer": dict(color="tab:green", marker="^")}
+
+
+def _figure(*args, **kw):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(*args, layout="constrained", **kw)
+    plt.close(fig)  # shown once, by whoever displays the returned figure
+    return fig, ax
+
+
+def plot_patent_table(tables: dict, step: int | None = None):
+    """The identifiers of the patent's example, one row per selection, per-level OR and the final AND.
+
+    ``step`` (0 .. n_levels) shows the levels up to ``step`` (None: all and the AND) -- the widget's stepping.
+    """
+    levels = tables["levels"] if step is None else tables["levels"][:step]
+    rows, labels, kinds = [], [], []
+    for lv, table in enumerate(levels):
+        for node, ident in table["selected"]:
+            rows.append(ident)
+            labels.append(f"level {lv}: node {node} selects")
+            kinds.append(0)
+        if table["base"].replace("0", "").strip():
+            rows.append(table["base"])
+            labels.append(f"level {lv}: leaves ended above")
+            kinds.append(0)
+        rows.append(table["or"])
+        labels.append(f"level {lv}: OR")
+        kinds.append(1)
+    if step is None or step >= len(tables["levels"]):
+        rows.append(tables["and"])
+        labels.append(f"AND of the levels -> class {tables['class']}")
+        kinds.append(2)
+    n = tables["n_leaves"]
+    bits = np.array([[c == "1" for c in r.replace(" ", "")] for r in rows], float) if rows else np.zeros((0, n))
+    fig, ax = _figure(figsize=(9, 0.32 * max(len(rows), 4) + 1.2))
+    shade = np.where(bits > 0, 1.0, 0.0) * (1 + np.array(kinds)[:, None]) if rows else bits
+    ax.imshow(shade, cmap="Blues", vmin=0, vmax=3.5, aspect="auto")
+    for i, r in enumerate(rows):
+        for j, c in enumerate(r.replace(" ", "")):
+            ax.text(j, i, c, ha="center", va="center", fontsize=8, weight="bold" if kinds[i] else "normal")
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.set_xticks(range(n), [str(n - 1 - k) for k in range(n)], fontsize=7)
+    ax.set_xlabel("leaf (class); leftmost leaf first, as the patent prints identifiers")
+    ax.set_title("JP5863426B2 Fig. 1: OR within each level, AND across levels")
+    return fig
+
+
+def plot_time_vs_depth(rows: list[dict]):
+    """Nanoseconds per tree-row against depth and against nodes per tree, one line per method."""
+    fig, (a1, a2) = _figure(1, 2, figsize=(10.5, 4))
+    for m in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == m]
+        y = [r["ns_per_tree_row"] for r in mine]
+        a1.semilogy([r["depth"] for r in mine], y, label=m, **METHOD_STYLE.get(m, {}))
+        a2.loglog([r["nodes_per_tree"] for r in mine], y, label=m, **METHOD_STYLE.get(m, {}))
+    threads = rows[0]["threads"] if rows else 1
+    a1.set(xlabel="tree depth (complete random trees)", ylabel="ns per tree and row",
+           title=f"time per tree-row, {threads} thread(s)")
+    a2.set(xlabel="nodes per tree", ylabel="ns per tree and row", title="against node count")
+    for ax in (a1, a2):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return fig
+
+
+def plot_threads(rows: list[dict]):
+    """Tree-rows per second against numba threads, one line per method."""
+    fig, ax = _figure(figsize=(6.4, 4.2))
+    for m in dict.fromkeys(r["method"] for r in rows):
+        mine = [r for r in rows if r["method"] == m]
+        ax.plot([r["threads"] for r in mine], [r["tree_rows_per_second"] / 1e6 for r in mine], label=m,
+                **METHOD_STYLE.get(m, {}))
+    ax.set(xlabel="threads", ylabel="million tree-rows / s",
+           title=f"throughput against threads (depth {rows[0]['depth'] if rows else '?'})")
+    ax.set_xticks(sorted({r["threads"] for r in rows}))
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_phases(rows: list[dict]):
+    """Decision and combining nanoseconds per row, stacked, per thread assignment and depth."""
+    fig, ax = _figure(figsize=(8, 4.2))
+    labels = [f"depth {r['depth']}\n{r['assignment']} ({r['n_tasks']} tasks)" for r in rows]
+    x = np.arange(len(rows))
+    d = np.array([r["decide_ns_per_row"] for r in rows])
+    c = np.array([r["combine_ns_per_row"] for r in rows])
+    ax.bar(x, d, label="decision (T_D, parallel over tasks)", color="tab:blue")
+    ax.bar(x, c, bottom=d, label="combining (T_T: OR per level, AND)", color="tab:orange")
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_ylabel("ns per row (one tree)")
+    ax.set_title(f"the patent's trade-off measured on the CPU ({rows[0]['threads'] if rows else '?'} threads)")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def plot_benchmark(result: dict):
+    """Million tree-rows per second of each peer and dtlab method, per core and whole machine."""
+    fig, axes = _figure(1, 2, figsize=(12, 4.4), sharey=True)
+    cases = list(result["cases"])
+    for ax, mode in zip(axes, ("per_core", "whole_machine")):
+        names = ["peer", "traversal", "bitmask", "quickscorer"]
+        width = 0.2
+        for k, name in enumerate(names):
+            key = "peer_tree_rows_per_second" if name == "peer" else f"{name}_tree_rows_per_second"
+            vals = [result["cases"][c][mode][key] / 1e6 for c in cases]
+            ax.bar(np.arange(len(cases)) + (k - 1.5) * width, vals, width,
+                   label="peer (library's own predict)" if name == "peer" else f"dtlab {name}",
+                   color="0.5" if name == "peer" else METHOD_STYLE[name]["color"])
+        threads = result["cases"][cases[0]][mode]["threads"] if cases else "?"
+        ax.set_xticks(range(len(cases)), [c.replace("_", "\n") for c in cases], fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(f"{mode.replace('_', ' ')} ({threads} thread(s) each side)")
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0].set_ylabel("million tree-rows / s")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{result['n_trees']} trees, {result['n_rows']} rows x {result['n_features']} features")
+    return fig
+
+
+def figure_captions(results: dict) -> dict[str, str]:
+    """README captions of the figure producers' figures."""
+    caps: dict[str, Any] = {}
+    if "class" in results:
+        caps["inference_patent_example"] = (f"The patent's example: AND of the per-level ORs = {results['and']}, "
+                                            f"class {results['class']}.")
+    if "time_vs_depth" in results:
+        caps["inference_time_vs_depth"] = "Time per tree-row against depth and node count for each CPU method."
+        caps["inference_threads"] = "Throughput against numba threads."
+        caps["inference_phases"] = "Decision vs combining time of the patent's three thread assignments."
+    return caps
+
+
+def benchmark_captions(results: dict) -> dict[str, str]:
+    """README caption of the benchmark figure, read from its results."""
+    if "comparisons" not in results:
+        return {}
+    return {"inference_benchmark": (
+        f"Best dtlab CPU method vs XGBoost inplace_predict: at least {results['xgboost_min_speedup']:.2f}x; vs "
+        f"scikit-learn random forest: at least {results['sklearn_min_speedup']:.2f}x (per core and whole machine; "
+        f"load average {results.get('load_average_before')}).")}
