@@ -22,10 +22,10 @@ _BUILT: dict = {}
 def _forest_of(ensemble):
     from .forest import Forest
 
-    entry = _BUILT.get(id(ensemble))
+    key = id(ensemble)
+    entry = _BUILT.get(key)
     if entry is None or entry[0]() is not ensemble:  # ids are reused once an object is gone
-        _BUILT[id(ensemble)] = entry = (weakref.ref(ensemble, lambda _, k=id(ensemble): _BUILT.pop(k, None)),
-                                        Forest(ensemble))
+        _BUILT[key] = entry = (weakref.ref(ensemble, lambda _: _BUILT.pop(key, None)), Forest(ensemble))
     return entry[1]
 
 

@@ -161,7 +161,8 @@ class Forest:
         key = (method, np.dtype(dtype).name)
         if key not in self._layouts:
             f = self.ensemble.forest
-            build = {"traversal": lambda: traversal_layout(f, dtype), "heap": lambda: heap_layout(f, dtype), "bitmask": lambda: level_layout(f, dtype),
+            build = {"traversal": lambda: traversal_layout(f, dtype), "heap": lambda: heap_layout(f, dtype),
+                     "bitmask": lambda: level_layout(f, dtype),
                      "quickscorer": lambda: quickscorer_layout(f, dtype, self.n_features)}
             if method not in build:
                 raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -244,7 +245,8 @@ class Forest:
             method = "traversal_heap" if self.max_depth <= HEAP_MAX_DEPTH else "traversal_nodes"
         if method == "traversal_heap":
             lay = self.layout("heap", X.dtype)
-            _cpu.traverse_heap(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold, lay.nan_right,
+            _cpu.traverse_heap(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold,
+                               lay.nan_right,
                                lay.leaf_offset, lay.value, tc, out)
         elif method == "traversal_nodes":
             lay = self.layout("traversal", X.dtype)

@@ -39,7 +39,7 @@ from ..trees.bitmask import _leaf_layout, round_thresholds_down
 
 @dataclass(frozen=True)
 class Shape:
-    """Per-tree shape facts: ``depth``, ``n_leaves``; per node ``node_depth``, ``first_leaf`` (in-order), ``n_below``."""
+    """Per tree ``depth``, ``n_leaves``; per node ``node_depth``, ``first_leaf`` (in-order), ``n_below``."""
 
     depth: np.ndarray
     n_leaves: np.ndarray

@@ -3,7 +3,8 @@
 LightGBM sends ``x <= threshold`` left in double precision.  What happens to
 a missing value depends on the feature's ``missing_type``: ``NaN`` sends NaN
 to ``default_left``; ``None`` reads NaN as 0.0; ``Zero`` sends 0 (and NaN) to
-``default_left``; and any ``|x| <= 1e-35f`` is read as 0 first.  The type is a property of the feature (its bin mapper), so
+``default_left``; and any ``|x| <= 1e-35f`` is read as 0 first.  The type is a
+property of the feature (its bin mapper), so
 the importer records, per feature, the input rewrite that makes the one walk
 of dtlab reproduce it.  The raw score is the sum of the leaves (the initial
 score is folded into the first trees) -- also for ``boosting="rf"``, whose

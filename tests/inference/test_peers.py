@@ -109,8 +109,12 @@ def test_lightgbm(seed, depth, zero_as_missing, objective, rf):
 @given(seed=st.integers(0, 2**31 - 1), depth=st.integers(1, 12), classifier=st.booleans(),
        kind=st.sampled_from(["tree", "forest", "extra"]))
 def test_sklearn(seed, depth, classifier, kind):
-    from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, \
-        RandomForestRegressor
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     rng = np.random.default_rng(seed)
