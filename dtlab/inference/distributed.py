@@ -25,7 +25,7 @@ def _forest_of(ensemble):
     key = id(ensemble)
     entry = _BUILT.get(key)
     if entry is None or entry[0]() is not ensemble:  # ids are reused once an object is gone
-        _BUILT[key] = entry = (weakref.ref(ensemble, lambda _: _BUILT.pop(key, None)), Forest(ensemble))
+        _BUILT[key] = entry = (weakref.ref(ensemble, lambda _, built=_BUILT: built.pop(key, None)), Forest(ensemble))
     return entry[1]
 
 

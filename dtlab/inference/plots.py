@@ -43,9 +43,13 @@ def plot_patent_table(tables: dict, step: int | None = None):
         labels.append(f"AND of the levels -> class {tables['class']}")
         kinds.append(2)
     n = tables["n_leaves"]
-    bits = np.array([[c == "1" for c in r.replace(" ", "")] for r in rows], float) if rows else np.zeros((0, n))
     fig, ax = _figure(figsize=(9, 0.32 * max(len(rows), 4) + 1.2))
-    shade = np.where(bits > 0, 1.0, 0.0) * (1 + np.array(kinds)[:, None]) if rows else bits
+    if not rows:
+        ax.text(0.5, 0.5, "no level evaluated yet: move the slider", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    bits = np.array([[c == "1" for c in r.replace(" ", "")] for r in rows], float)
+    shade = np.where(bits > 0, 1.0, 0.0) * (1 + np.array(kinds)[:, None])
     ax.imshow(shade, cmap="Blues", vmin=0, vmax=3.5, aspect="auto")
     for i, r in enumerate(rows):
         for j, c in enumerate(r.replace(" ", "")):
