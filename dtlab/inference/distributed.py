@@ -19,24 +19,23 @@ import numpy as np
 _BUILT: dict = {}
 
 
-def _forest_of(ensemble):
-    from .forest import Forest
-
+def _forest_of(ensemble, forest_cls):
     key = id(ensemble)
     entry = _BUILT.get(key)
     if entry is None or entry[0]() is not ensemble:  # ids are reused once an object is gone
-        _BUILT[key] = entry = (weakref.ref(ensemble, lambda _, built=_BUILT: built.pop(key, None)), Forest(ensemble))
+        forget = weakref.ref(ensemble, lambda _, built=_BUILT: built.pop(key, None))
+        _BUILT[key] = entry = (forget, forest_cls(ensemble))
     return entry[1]
 
 
-def _predict_block(block: np.ndarray, ensemble, method: str, backend: str) -> np.ndarray:
-    return _forest_of(ensemble).predict(np.asarray(block), method=method, backend=backend)
+def _predict_block(block: np.ndarray, ensemble, method: str, backend: str, forest_cls) -> np.ndarray:
+    return _forest_of(ensemble, forest_cls).predict(np.asarray(block), method=method, backend=backend)
 
 
-def _predict_partition(df, ensemble, method: str, backend: str, columns):
+def _predict_partition(df, ensemble, method: str, backend: str, columns, forest_cls):
     import pandas as pd
 
-    out = _forest_of(ensemble).predict(df.to_numpy(), method=method, backend=backend)
+    out = _forest_of(ensemble, forest_cls).predict(df.to_numpy(), method=method, backend=backend)
     if out.ndim == 1:
         return pd.Series(out, index=df.index, name="prediction")
     return pd.DataFrame(out, index=df.index, columns=columns)
@@ -56,6 +55,8 @@ def _shared(ensemble) -> Any:
 def predict_dask(forest, X: Any, method: str = "auto", backend: str = "auto") -> Any:
     """``forest.predict`` over a dask array (rows chunked; columns merged into one chunk) or DataFrame.
 
+    ``type(forest)`` is rebuilt from the scattered ensemble once per worker.
+
     Returns
     -------
     dask array (n_samples,) or (n_samples, n_outputs), or a dask Series / DataFrame for a DataFrame.
@@ -70,12 +71,12 @@ def predict_dask(forest, X: Any, method: str = "auto", backend: str = "auto") ->
         columns = [f"output_{k}" for k in range(ens.n_outputs)]
         meta = pd.Series([], dtype=np.float64, name="prediction") if ens.n_outputs == 1 else \
             pd.DataFrame({c: pd.Series([], dtype=np.float64) for c in columns})
-        return X.map_partitions(_predict_partition, payload, method, backend, columns, meta=meta)
+        return X.map_partitions(_predict_partition, payload, method, backend, columns, type(forest), meta=meta)
     if X.ndim != 2 or X.shape[1] != ens.n_features:
         raise ValueError(f"X must have shape (n_samples, {ens.n_features}), got {X.shape}")
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     if ens.n_outputs == 1:
-        return X.map_blocks(_predict_block, payload, method, backend, drop_axis=1, dtype=np.float64)
-    return X.map_blocks(_predict_block, payload, method, backend, chunks=(X.chunks[0], (ens.n_outputs,)),
+        return X.map_blocks(_predict_block, payload, method, backend, type(forest), drop_axis=1, dtype=np.float64)
+    return X.map_blocks(_predict_block, payload, method, backend, type(forest), chunks=(X.chunks[0], (ens.n_outputs,)),
                         dtype=np.float64)

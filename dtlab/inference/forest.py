@@ -87,7 +87,7 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     ModelFormatError : a malformed model file or dump
     """
     from ..trees.lightgbm_import import from_lightgbm
-    from ..trees.sklearn_import import SKLEARN_SUPPORTED, ensemble_from_sklearn
+    from ..trees.sklearn_ensemble import SKLEARN_SUPPORTED, ensemble_from_sklearn
     from ..trees.xgboost_import import from_xgboost
 
     if isinstance(model, Ensemble):
