@@ -116,41 +116,58 @@ def _first_leaf(acc, i, n_words):
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)
-def bitmask(X, tree_level, level_node, base, feature, threshold, nan_right, id_left, id_right,
+def bitmask(Xf, n_features, tree_level, level_node, base, feature, threshold, nan_right, id_left, id_right,
             leaf_offset, leaf_value, tree_column, out):
     """The patent's method (LevelLayout): per level OR the selected children's identifiers, AND the levels.
 
     Every decision node is evaluated for every row (no early exit), the work
     a GPU spreads over one thread per node; here a block of rows goes through
-    one node at a time, a vectorisable loop.
+    one node at a time: the block's decisions first (a gather and a compare
+    per row), then, word by word, the OR of the selected identifiers into the
+    level's words, stored word-major so the inner loops run over contiguous
+    rows and vectorise.  Words where neither child has a leaf are skipped.
+    ``Xf`` is X raveled (C order).
     """
-    n = X.shape[0]
+    n = Xf.shape[0] // n_features
     W = base.shape[1]
     n_blocks = (n + BLOCK - 1) // BLOCK
     n_values = leaf_value.shape[1]
     for b in numba.prange(n_blocks):
         start = b * BLOCK
         m = min(BLOCK, n - start)
-        acc = np.empty((BLOCK, W), np.uint64)
-        level_or = np.empty((BLOCK, W), np.uint64)
+        row = np.empty(BLOCK, np.uint32)
+        for i in range(m):
+            row[i] = U32((start + i) * n_features)
+        acc = np.empty((W, BLOCK), np.uint64)
+        level_or = np.empty((W, BLOCK), np.uint64)
+        right = np.empty(BLOCK, np.bool_)
         for t in range(tree_level.shape[0] - 1):
-            acc[:m] = ALL
+            acc[:, :m] = ALL
             for level in range(tree_level[t], tree_level[t + 1]):
-                for i in range(m):
-                    for w in range(W):
-                        level_or[i, w] = base[level, w]
-                for k in range(level_node[level], level_node[level + 1]):
-                    f, th, nr = feature[k], threshold[k], nan_right[k]
+                for w in range(W):
                     for i in range(m):
-                        right = _goes_right(X[start + i, f], th, nr)
-                        for w in range(W):
-                            level_or[i, w] |= id_right[k, w] if right else id_left[k, w]
-                for i in range(m):
+                        level_or[w, i] = base[level, w]
+                for k in range(level_node[level], level_node[level + 1]):
+                    f, th, nr = U32(feature[k]), threshold[k], nan_right[k]
+                    for i in range(m):
+                        right[i] = _goes_right(Xf[row[i] + f], th, nr)
                     for w in range(W):
-                        acc[i, w] &= level_or[i, w]
+                        a, c = id_left[k, w], id_right[k, w]
+                        if a | c == 0:
+                            continue
+                        for i in range(m):
+                            level_or[w, i] |= c if right[i] else a
+                for w in range(W):
+                    for i in range(m):
+                        acc[w, i] &= level_or[w, i]
             col = tree_column[t]
             for i in range(m):
-                leaf = leaf_offset[t] + _first_leaf(acc, i, W)
+                found = 0
+                for w in range(W):
+                    if acc[w, i] != 0:
+                        found = w * 64 + lowest_set_bit(acc[w, i])
+                        break
+                leaf = leaf_offset[t] + found
                 for j in range(n_values):
                     out[start + i, col + j] += leaf_value[leaf, j]
 
