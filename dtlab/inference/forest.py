@@ -254,7 +254,8 @@ class Forest:
                           tc, out)
         elif method == "bitmask":
             _cpu.bitmask(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
-                         lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset, lay.leaf_value, tc, out)
+                         lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,
+                         lay.leaf_value, tc, out)
         else:
             _cpu.quickscorer(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
                              lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,
