@@ -96,8 +96,8 @@ def plot_threads(rows: list[dict]):
 
 def plot_phases(rows: list[dict]):
     """Decision and combining nanoseconds per row, stacked, per thread assignment and depth."""
-    fig, ax = _figure(figsize=(8, 4.2))
-    labels = [f"depth {r['depth']}\n{r['assignment']} ({r['n_tasks']} tasks)" for r in rows]
+    fig, ax = _figure(figsize=(10, 4.6))
+    labels = [f"depth {r['depth']}\n{r['assignment']}\n{r['n_tasks']} tasks" for r in rows]
     x = np.arange(len(rows))
     d = np.array([r["decide_ns_per_row"] for r in rows])
     c = np.array([r["combine_ns_per_row"] for r in rows])
