@@ -119,12 +119,18 @@ def traversal_layout(forest, dtype) -> TraversalLayout:
                            np.ascontiguousarray(forest.value[order]))
 
 
-def _bits(first: int, count: int, n_words: int) -> np.ndarray:
-    """Words with bits ``first .. first+count-1`` set."""
-    words = np.zeros(n_words, np.uint64)
-    for b in range(first, first + count):
-        words[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    return words
+def _bits(first: np.ndarray, count: np.ndarray, n_words: int) -> np.ndarray:
+    """Rows of words with bits ``first[r] .. first[r]+count[r]-1`` set, shape (len(first), n_words) uint64."""
+    first = np.asarray(first, np.int64)
+    stop = first + np.asarray(count, np.int64)
+    out = np.zeros((first.shape[0], n_words), np.uint64)
+    for w in range(n_words):  # bit k of word w is leaf 64 w + k
+        lo = np.clip(first - 64 * w, 0, 64)
+        width = np.clip(stop - 64 * w, 0, 64) - lo
+        ones = np.where(width >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                        (np.uint64(1) << np.minimum(width, 63).astype(np.uint64)) - np.uint64(1))
+        out[:, w] = np.where(width > 0, ones << lo.astype(np.uint64), np.uint64(0))
+    return out
 
 
 @dataclass(frozen=True)
@@ -164,12 +170,9 @@ def level_layout(forest, dtype) -> LevelLayout:
     nodes = np.asarray([n for level in per_level for n in level], np.int64)
     level_node = np.zeros(n_levels + 1, np.int64)
     np.cumsum([len(level) for level in per_level], out=level_node[1:])
-    id_left = np.zeros((nodes.shape[0], W), np.uint64)
-    id_right = np.zeros((nodes.shape[0], W), np.uint64)
-    for k, node in enumerate(nodes):
-        a, b = forest.left[node], forest.right[node]
-        id_left[k] = _bits(int(s.first_leaf[a]), int(s.n_below[a]), W)
-        id_right[k] = _bits(int(s.first_leaf[b]), int(s.n_below[b]), W)
+    a, b = forest.left[nodes], forest.right[nodes]
+    id_left = _bits(s.first_leaf[a], s.n_below[a], W)
+    id_right = _bits(s.first_leaf[b], s.n_below[b], W)
     return LevelLayout(W, tree_level, level_node, base, forest.feature[nodes].astype(np.int32),
                        round_thresholds_down(forest.threshold[nodes], dtype),
                        (~forest.missing_left[nodes]).astype(np.uint8), id_left, id_right, s.leaf_offset,
