@@ -30,27 +30,45 @@ def _goes_right(x, threshold, nan_right):
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)
-def traverse(X, root, depth, child, feature, threshold, nan_right, value, tree_column, out):
-    """Level-synchronous walk of a block of rows through each tree (TraversalLayout)."""
-    n = X.shape[0]
+def traverse(Xf, n_features, root, depth, child, feature, threshold, nan_right, value, tree_column, out):
+    """Level-synchronous walk of a block of rows through each tree (TraversalLayout), any depth.
+
+    ``Xf`` is X raveled (C order); unsigned 32-bit indices as in
+    :func:`traverse_heap`.  Deep trees (a random forest grown to purity) have
+    leaves far above their deepest level: every 4 steps the block stops when
+    all its rows sit on (self-looping) leaves.
+    """
+    n = Xf.shape[0] // n_features
     n_blocks = (n + BLOCK - 1) // BLOCK
     n_values = value.shape[1]
     for b in numba.prange(n_blocks):
         start = b * BLOCK
         m = min(BLOCK, n - start)
-        node = np.empty(BLOCK, np.int64)
+        row = np.empty(BLOCK, np.uint32)
+        for i in range(m):
+            row[i] = U32((start + i) * n_features)
+        node = np.empty(BLOCK, np.uint32)
+        acc = np.zeros((BLOCK, out.shape[1]), np.float64)
         for t in range(root.shape[0]):
             for i in range(m):
-                node[i] = root[t]
-            for _ in range(depth[t]):
+                node[i] = U32(root[t])
+            for step in range(depth[t]):
                 for i in range(m):
                     k = node[i]
-                    x = X[start + i, feature[k]]
-                    node[i] = child[k] + _goes_right(x, threshold[k], nan_right[k])
+                    node[i] = child[k] + U32(_goes_right(Xf[row[i] + U32(feature[k])], threshold[k], nan_right[k]))
+                if step % 4 == 3:
+                    moving = False
+                    for i in range(m):
+                        moving |= child[node[i]] != node[i]
+                    if not moving:
+                        break
             col = tree_column[t]
             for i in range(m):
                 for j in range(n_values):
-                    out[start + i, col + j] += value[node[i], j]
+                    acc[i, col + j] += value[node[i], j]
+        for i in range(m):
+            for j in range(out.shape[1]):
+                out[start + i, j] += acc[i, j]
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)

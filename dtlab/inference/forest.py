@@ -250,8 +250,8 @@ class Forest:
                                lay.leaf_offset, lay.value, tc, out)
         elif method == "traversal_nodes":
             lay = self.layout("traversal", X.dtype)
-            _cpu.traverse(X, lay.root, lay.depth, lay.child, lay.feature, lay.threshold, lay.nan_right, lay.value,
-                          tc, out)
+            _cpu.traverse(X.ravel(), X.shape[1], lay.root, lay.depth, lay.child, lay.feature, lay.threshold,
+                          lay.nan_right, lay.value, tc, out)
         elif method == "bitmask":
             _cpu.bitmask(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
                          lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,

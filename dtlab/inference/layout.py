@@ -80,7 +80,7 @@ def leaf_values(forest, shape: Shape) -> np.ndarray:
 class TraversalLayout:
     root: np.ndarray        # (n_trees,) int64
     depth: np.ndarray       # (n_trees,) int64
-    child: np.ndarray       # (n_nodes,) int32: left child (right = child + 1); a leaf: itself
+    child: np.ndarray       # (n_nodes,) uint32: left child (right = child + 1); a leaf: itself
     feature: np.ndarray     # (n_nodes,) int32
     threshold: np.ndarray   # (n_nodes,) input dtype; +inf at leaves
     nan_right: np.ndarray   # (n_nodes,) uint8
@@ -107,7 +107,7 @@ def traversal_layout(forest, dtype) -> TraversalLayout:
     order = np.asarray(order, np.int64)
     new_index = np.empty(forest.n_nodes, np.int64)
     new_index[order] = np.arange(order.shape[0])
-    child = np.arange(order.shape[0], dtype=np.int32)  # leaves point at themselves
+    child = np.arange(order.shape[0], dtype=np.uint32)  # leaves point at themselves
     for node, first in new_child:
         child[new_index[node]] = first
     leaf = forest.left[order] == -1
