@@ -230,3 +230,34 @@ def quickscorer(X, n_words, feature_offset, threshold, tree, lo, count, nan_offs
                 col = tree_column[t]
                 for j in range(n_values):
                     out[row, col + j] += leaf_value[leaf, j]
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def quickscorer_one_word(X, feature_offset, threshold, tree, mask, nan_offset, nan_tree, nan_mask, leaf_offset,
+                         leaf_value, tree_column, out):
+    """:func:`quickscorer` for forests whose trees all have <= 64 leaves: one AND per false test."""
+    n = X.shape[0]
+    n_trees = leaf_offset.shape[0] - 1
+    n_features = feature_offset.shape[0] - 1
+    n_blocks = (n + BLOCK - 1) // BLOCK
+    n_values = leaf_value.shape[1]
+    for b in numba.prange(n_blocks):
+        bits = np.empty(n_trees, np.uint64)
+        start = b * BLOCK
+        for row in range(start, min(start + BLOCK, n)):
+            bits[:] = ALL
+            for f in range(n_features):
+                x = X[row, f]
+                if x != x:
+                    for k in range(nan_offset[f], nan_offset[f + 1]):
+                        bits[nan_tree[k]] &= nan_mask[k]
+                    continue
+                for k in range(feature_offset[f], feature_offset[f + 1]):
+                    if not x > threshold[k]:
+                        break
+                    bits[tree[k]] &= mask[k]
+            for t in range(n_trees):
+                leaf = leaf_offset[t] + lowest_set_bit(bits[t])
+                col = tree_column[t]
+                for j in range(n_values):
+                    out[row, col + j] += leaf_value[leaf, j]

@@ -256,6 +256,9 @@ class Forest:
             _cpu.bitmask(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
                          lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,
                          lay.leaf_value, tc, out)
+        elif lay.n_words == 1:
+            _cpu.quickscorer_one_word(X, lay.feature_offset, lay.threshold, lay.tree, lay.mask, lay.nan_offset,
+                                      lay.nan_tree, lay.nan_mask, lay.leaf_offset, lay.leaf_value, tc, out)
         else:
             _cpu.quickscorer(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
                              lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,

@@ -193,6 +193,8 @@ class QuickScorerLayout:
     nan_count: np.ndarray
     leaf_offset: np.ndarray
     leaf_value: np.ndarray
+    mask: np.ndarray            # (n_tests,) uint64 when n_words == 1: ~(left subtree's bits), else empty
+    nan_mask: np.ndarray
 
 
 def quickscorer_layout(forest, dtype, n_features: int) -> QuickScorerLayout:
@@ -209,9 +211,14 @@ def quickscorer_layout(forest, dtype, n_features: int) -> QuickScorerLayout:
     nan_right = ~forest.missing_left[nodes]
     nan_order = np.flatnonzero(nan_right)[np.argsort(feat[nan_right], kind="stable")]
     nan_offset = np.searchsorted(feat[nan_order], np.arange(n_features + 1)).astype(np.int64)
+    def masks(sel):  # one word per test: AND it in, one instruction, when every tree has <= 64 leaves
+        if s.n_words != 1:
+            return np.zeros(0, np.uint64)
+        return np.ascontiguousarray(~_bits(lo[sel], count[sel], 1)[:, 0])
+
     return QuickScorerLayout(s.n_words, offset, np.ascontiguousarray(thr[order]), tree_of[order], lo[order],
                              count[order], nan_offset, tree_of[nan_order], lo[nan_order], count[nan_order],
-                             s.leaf_offset, leaf_values(forest, s))
+                             s.leaf_offset, leaf_values(forest, s), masks(order), masks(nan_order))
 
 
 #: Deepest tree the heap layout pads to complete (2^depth leaves per tree); deeper forests use the child arrays.
