@@ -147,3 +147,24 @@ def test_dtlab_estimator_and_flat_tree():
         np.testing.assert_allclose(Forest(model).predict(X, method=method), model.predict_proba(X), rtol=1e-12)
         np.testing.assert_allclose(Forest(model.tree_).predict(X, method=method), model.predict_proba(X),
                                    rtol=1e-12)
+
+
+def test_model_files_and_wrappers(tmp_path):
+    """Saved JSON files and the scikit-learn-style wrappers read the same as the boosters."""
+    import json
+
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(1)
+    X, y = training_data(rng, 300, 4)
+    booster = xgb.train({"max_depth": 4, "nthread": 1}, xgb.DMatrix(X, y), 5)
+    booster.save_model(tmp_path / "model.json")
+    light = lgb.LGBMRegressor(n_estimators=5, num_leaves=8, verbose=-1).fit(X, y)
+    (tmp_path / "light.json").write_text(json.dumps(light.booster_.dump_model()))
+    wrapped = xgb.XGBRegressor(n_estimators=5, max_depth=3, n_jobs=1).fit(X, y)
+    cases = [(Forest(str(tmp_path / "model.json")), booster.inplace_predict(X, predict_type="margin")),
+             (Forest(tmp_path / "light.json"), light.predict(X, raw_score=True)),
+             (Forest(light), light.predict(X, raw_score=True)),
+             (Forest(wrapped), wrapped.predict(X, output_margin=True))]
+    for forest, expected in cases:
+        assert_close_to(forest.predict(X, method="traversal"), expected, forest)
