@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import new_axes
+from ..plotting import new_axes, new_figure
 from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase, threads
 
 __all__ = ["PHASE_LABELS", "baseline_captions", "cart_captions", "convergence_captions", "pareto_front",
@@ -86,10 +86,8 @@ def plot_cart_comparison(table, ax=None, title: str | None = None):
     table : DataFrame from :func:`dtlab.evolution.experiments.cart_comparison`
     ax : a pair of axes, optional
     """
-    import matplotlib.pyplot as plt
-
     if ax is None:
-        fig, (ax_size, ax_acc) = plt.subplots(1, 2, figsize=(9.5, 4.0), layout="constrained")
+        fig, (ax_size, ax_acc) = new_figure(1, 2, figsize=(9.5, 4.0))
     else:
         ax_size, ax_acc = ax
         fig = ax_size.figure
