@@ -25,6 +25,30 @@ def _pyplot():
     return plt
 
 
+_FIGURE_CLASS: list = []
+
+
+def _figure_class():
+    """``NotebookFigure``: a matplotlib Figure that shows itself as a PNG in any notebook front-end.
+
+    pyplot's inline backend registers a PNG formatter for figures only once a
+    pyplot figure has been made; ``_repr_png_`` draws ours without that.
+    """
+    if not _FIGURE_CLASS:
+        from matplotlib.figure import Figure
+
+        class NotebookFigure(Figure):
+            def _repr_png_(self) -> bytes:
+                import io
+
+                buf = io.BytesIO()
+                self.savefig(buf, format="png", dpi=100, bbox_inches="tight")  # the inline backend's settings
+                return buf.getvalue()
+
+        _FIGURE_CLASS.append(NotebookFigure)
+    return _FIGURE_CLASS[0]
+
+
 def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(6.4, 4.2), **subplots_kw):
     """Return ``(fig, axes)`` of a new figure that pyplot does not track (see the module docstring).
 
@@ -32,10 +56,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(6.4, 4.2), **subplots
     Display it by ending a cell with it, with :func:`dtlab.widgets.show`, or from a widget panel;
     ``plt.show()`` does not know it.
     """
-    _pyplot()  # selects a usable backend and, in a kernel, registers the inline figure formatter
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, layout="constrained")
+    _pyplot()  # selects a usable backend (Agg where the configured one cannot work)
+    fig = _figure_class()(figsize=figsize, layout="constrained")
     return fig, fig.subplots(nrows, ncols, **subplots_kw)
 
 

@@ -1,0 +1,200 @@
+"""Every notebook as a person meets it: opened in JupyterLab in Chromium, Run All, one slider moved.
+
+For each ``notebooks/*.ipynb`` (globbed, so notebooks added later are covered):
+Run All finishes within ``RUN_ALL_LIMIT_S`` with no error output, every widget
+renders (no "Error displaying widget", none left "Loading widget"), no figure
+shows as text or twice, moving the first slider one step (and pressing the
+panel's Run button, where it has one) changes what the panel shows within
+``SLIDER_LIMIT_S`` without adding a figure, and the kernel is idle at the end.
+One screenshot per notebook goes to ``figures/screens/<notebook>.png`` (the
+README's gallery), the measured times to ``figures/screens/times.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+SCREENS = Path(os.environ.get("DTLAB_SCREENS_DIR", ROOT / "figures" / "screens"))
+RUN_ALL_LIMIT_S = 240     # the issue's aim is 90 s on the 2-core machine; the limit leaves room for a loaded one
+SLIDER_LIMIT_S = 60       # one slider step (and Run) until the panel shows the new result
+WIDGET_RENDER_S = 30      # "Loading widget..." must be gone by then
+VIEWPORT = {"width": 1280, "height": 1000}
+
+STATE_JS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget;
+  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return {
+    path: nb.context.path,
+    status: kernel ? kernel.status : null,
+    cells: nb.content.widgets.map((c, i) => c.model.type !== 'code' ? null : {
+      index: i,
+      count: c.model.executionCount,
+      busy: (c.node.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.includes('*'),
+      errors: c.model.outputs.toJSON().filter(o => o.output_type === 'error')
+                .map(o => o.ename + ': ' + o.evalue),
+      images: Array.from(c.node.querySelectorAll('.jp-OutputArea img')).map(im => im.src),
+      text: c.node.querySelector('.jp-Cell-outputWrapper') ?
+            c.node.querySelector('.jp-Cell-outputWrapper').innerText : '',
+    }),
+  };
+}"""
+
+
+def _digest(src: str) -> str:
+    return hashlib.sha1(src.encode()).hexdigest()[:12]
+
+
+def _state(page) -> dict:
+    return page.evaluate(STATE_JS)
+
+
+def _wait(page, done, limit_s: float, what: str, poll_s: float = 0.5):
+    """Poll ``done(state)`` until true; returns (state, seconds); fails with ``what`` after ``limit_s``."""
+    start = time.monotonic()
+    while True:
+        state = _state(page)
+        if done(state):
+            return state, time.monotonic() - start
+        if time.monotonic() - start > limit_s:
+            pytest.fail(f"{what}: not within {limit_s} s; kernel {state['status']}, "
+                        f"cells still running: {[c['index'] for c in state['cells'] if c and c['busy']]}")
+        time.sleep(poll_s)
+
+
+def _code_cells(state: dict) -> list[dict]:
+    return [c for c in state["cells"] if c is not None]
+
+
+def _all_ran(state: dict) -> bool:
+    cells = _code_cells(state)
+    return (state["status"] == "idle" and not any(c["busy"] for c in cells)
+            and (all(c["count"] is not None for c in cells) or any(c["errors"] for c in cells)))
+
+
+def _open(page, base: str, token: str, name: str) -> None:
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.wait_for_function(
+        """(name) => window.jupyterapp && window.jupyterapp.shell.currentWidget
+             && window.jupyterapp.shell.currentWidget.context
+             && window.jupyterapp.shell.currentWidget.context.path === name
+             && window.jupyterapp.shell.currentWidget.sessionContext.session
+             && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+             && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'""",
+        arg=name, timeout=120_000)
+
+
+def _check_outputs(page, state: dict) -> None:
+    cells = _code_cells(state)
+    errors = {c["index"]: c["errors"] for c in cells if c["errors"]}
+    assert not errors, f"cells with errors: {errors}"
+    assert all(c["count"] is not None for c in cells), "Run All stopped before the last cell"
+    for c in cells:
+        assert "Traceback (most recent call last)" not in c["text"], f"cell {c['index']} shows a traceback"
+        assert "<Figure size" not in c["text"], f"cell {c['index']} shows a figure as text, not drawn"
+        digests = [_digest(s) for s in c["images"]]
+        assert len(digests) == len(set(digests)), f"cell {c['index']} shows the same figure twice"
+    everywhere = [_digest(s) for c in cells for s in c["images"]]
+    assert len(everywhere) == len(set(everywhere)), "a figure appears in two cells"
+    assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to display"
+    page.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=WIDGET_RENDER_S * 1000)
+
+
+def _panel_snapshot(page, cell_index: int) -> tuple[list[str], bytes, str]:
+    """Images, a picture of the panel's output area, and the panel's status line, in cell ``cell_index``."""
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(cell_index)
+    area = cell.locator(".widget-output").first
+    images = [_digest(s) for s in _state(page)["cells"][cell_index]["images"]]
+    status = cell.locator(".widget-html").first.inner_text() if cell.locator(".widget-html").count() else ""
+    return images, area.screenshot(), status
+
+
+def _move_first_slider(page) -> tuple[int, str]:
+    """One keyboard step of the notebook's first slider, towards its small end (fast) unless already there."""
+    handle = page.locator(".jp-Notebook .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    value, low = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemin")
+    handle.focus()
+    key = "ArrowRight" if value == low else "ArrowLeft"
+    page.keyboard.press(key)
+    cell_index = page.evaluate("""() => {
+      const h = document.querySelector('.jp-Notebook .noUi-handle');
+      const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'));
+      return cells.findIndex(c => c.contains(h));
+    }""")
+    return cell_index, key
+
+
+def _record(name: str, **times) -> None:
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    path = SCREENS / "times.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[name] = {k: round(v, 1) for k, v in times.items()} | {"cpu_cores": os.cpu_count(),
+                                                               "load_average_1min": round(os.getloadavg()[0], 2)}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
+    base, token, _ = lab_server
+    page = chromium.new_page(viewport=VIEWPORT)
+    try:
+        _open(page, base, token, name)
+        start = time.monotonic()
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        state, _ = _wait(page, _all_ran, RUN_ALL_LIMIT_S, f"Run All of {name}", poll_s=1.0)
+        run_all_s = time.monotonic() - start
+        _check_outputs(page, state)
+
+        times = {"run_all_s": run_all_s}
+        if page.locator(".jp-Notebook .noUi-handle").count():
+            cell_index, _key = _move_first_slider(page)
+            assert cell_index >= 0
+            images, picture, _ = _panel_snapshot(page, cell_index)
+            cell = page.locator(".jp-Notebook .jp-Cell").nth(cell_index)
+            moved = time.monotonic()
+            run = cell.locator("button.widget-button", has_text="Run")
+            if run.count():
+                page.wait_for_function(  # the slider alone must not start the work
+                    "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i].innerText"
+                    ".includes('parameters changed')", arg=cell_index, timeout=10_000)
+                run.first.click()
+            deadline = moved + SLIDER_LIMIT_S
+            while True:
+                time.sleep(0.5)
+                state = _state(page)
+                now_images, now_picture, status = _panel_snapshot(page, cell_index)
+                busy = state["status"] != "idle" or "running" in status
+                if not busy and now_picture != picture and (not images or now_images != images):
+                    break
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{name}: moving the slider in cell {cell_index} did not change the panel within "
+                                f"{SLIDER_LIMIT_S} s (kernel {state['status']}, status {status!r})")
+            times["slider_s"] = time.monotonic() - moved
+            assert len(now_images) == len(images), f"{name}: the slider added or removed a figure"
+            _check_outputs(page, state)
+            page.evaluate("""(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]
+                             .scrollIntoView({block: 'start'})""", cell_index)
+        else:
+            page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
+        state, _ = _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle at the end")
+        page.wait_for_timeout(500)  # the last redraw settles before the picture
+        SCREENS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENS / f"{Path(name).stem}.png"))
+        _record(name, **times)
+    finally:
+        try:
+            page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+        except Exception:  # the page may be gone after a failure; the server's end stops the kernel anyway
+            pass
+        page.close()
