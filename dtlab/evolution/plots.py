@@ -230,7 +230,8 @@ def throughput_captions(results: dict[str, Any]) -> dict[str, str]:
 def quality_captions(results: dict[str, Any]) -> dict[str, str]:
     """Text for the quality benchmark (no figure): ideal trees found, the timed run, real data against CART."""
     chess = "; ".join(
-        f"{r['n_samples']:,} rows, {count(r['noise_attrs'], 'noise attribute')}: {r['ideal_runs']} of {r['runs']} runs ideal"
+        f"{r['n_samples']:,} rows, {count(r['noise_attrs'], 'noise attribute')}: "
+        f"{r['ideal_runs']} of {r['runs']} runs ideal"
         + (f" (first ideal generation {r['first_ideal_generation_min']}-{r['first_ideal_generation_max']})"
            if r["first_ideal_generation_min"] >= 0 else "")
         for r in results["chess_summary"])
