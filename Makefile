@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
 SCALE ?= small
 
-.PHONY: setup git-filter figures test lint lab bench readme gpu-check clean-figures
+.PHONY: setup git-filter figures test test-browser lint lab bench readme gpu-check clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,9 @@ setup: $(STAMP) git-filter
 
 git-filter: $(STAMP)
 	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
-	  git config filter.nbstripout.clean '"$(abspath $(PY))" -m nbstripout --keep-id' && \
+	  git config filter.nbstripout.clean '"$(abspath $(PY))" -m nbstripout --keep-id --extra-keys metadata.language_info' && \
 	  git config filter.nbstripout.smudge cat && \
-	  git config diff.ipynb.textconv '"$(abspath $(PY))" -m nbstripout --keep-id -t' && \
+	  git config diff.ipynb.textconv '"$(abspath $(PY))" -m nbstripout --keep-id --extra-keys metadata.language_info -t' && \
 	  echo "nbstripout git filter installed: notebook outputs never reach git"; \
 	else echo "not a git checkout: no nbstripout filter installed"; fi
 
@@ -32,6 +32,10 @@ figures: $(STAMP)
 ## the whole test suite, notebooks included (CUDA paths under numba's simulator)
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
+
+## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/screens/
+test-browser: $(STAMP)
+	$(PY) -m pytest tests/browser -m browser -v
 
 ## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
 lint: $(STAMP)

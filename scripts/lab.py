@@ -42,7 +42,8 @@ def headless() -> bool:
 def lab_command(port: int, token: str, *, as_root: bool, open_browser: bool, extra: list[str]) -> list[str]:
     """The ``jupyter lab`` command line (a list for ``os.execvpe``)."""
     cmd = [sys.executable, "-m", "jupyter", "lab", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT / 'notebooks'}"]
+           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT / 'notebooks'}",
+           f"--config={ROOT / 'scripts' / 'jupyter_lab_config.py'}"]  # saves notebooks without outputs
     if as_root:
         cmd.append("--allow-root")
     if not open_browser:

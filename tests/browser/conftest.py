@@ -94,7 +94,8 @@ def lab_server(tmp_path_factory):
                JUPYTER_RUNTIME_DIR=str(work / "runtime"), NUMBA_ENABLE_CUDASIM="1")
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={work / 'notebooks'}", "--LabApp.expose_app_in_browser=True"]
+           f"--ServerApp.root_dir={work / 'notebooks'}", "--LabApp.expose_app_in_browser=True",
+           f"--config={ROOT / 'scripts' / 'jupyter_lab_config.py'}"]  # as make lab: saved without outputs
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     log = open(work / "lab.log", "w")

@@ -5,7 +5,8 @@ Run All finishes within ``RUN_ALL_LIMIT_S`` with no error output, every widget
 renders (no "Error displaying widget", none left "Loading widget"), no figure
 shows as text or twice, moving the first slider one step (and pressing the
 panel's Run button, where it has one) changes what the panel shows within
-``SLIDER_LIMIT_S`` without adding a figure, and the kernel is idle at the end.
+``SLIDER_LIMIT_S`` without adding a figure, the kernel is idle at the end, and
+saving writes back the committed file (no outputs).
 One screenshot per notebook goes to ``figures/screens/<notebook>.png`` (the
 README's gallery), the measured times to ``figures/screens/times.json``.
 """
@@ -37,7 +38,8 @@ STATE_JS = """() => {
   return {
     path: nb.context.path,
     status: kernel ? kernel.status : null,
-    cells: nb.content.widgets.map((c, i) => c.model.type !== 'code' ? null : {
+    cells: nb.content.widgets.map((c, i) => { c.node.setAttribute('data-dtlab-cell', String(i));
+     return c.model.type !== 'code' ? null : {
       index: i,
       count: c.model.executionCount,
       busy: (c.node.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.includes('*'),
@@ -46,7 +48,7 @@ STATE_JS = """() => {
       images: Array.from(c.node.querySelectorAll('.jp-OutputArea img')).map(im => im.src),
       text: c.node.querySelector('.jp-Cell-outputWrapper') ?
             c.node.querySelector('.jp-Cell-outputWrapper').innerText : '',
-    }),
+    }; }),
   };
 }"""
 
@@ -92,6 +94,7 @@ def _open(page, base: str, token: str, name: str) -> None:
              && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
              && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'""",
         arg=name, timeout=120_000)
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the notebook gets the width, as in a screenshot
 
 
 def _check_outputs(page, state: dict) -> None:
@@ -112,11 +115,15 @@ def _check_outputs(page, state: dict) -> None:
 
 def _panel_snapshot(page, cell_index: int) -> tuple[list[str], bytes, str]:
     """Images, a picture of the panel's output area, and the panel's status line, in cell ``cell_index``."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(cell_index)
+    cell = _cell(page, cell_index)
     area = cell.locator(".widget-output").first
     images = [_digest(s) for s in _state(page)["cells"][cell_index]["images"]]
     status = cell.locator(".widget-html").first.inner_text() if cell.locator(".widget-html").count() else ""
     return images, area.screenshot(), status
+
+
+def _cell(page, index: int):
+    return page.locator(f'[data-dtlab-cell="{index}"]')
 
 
 def _move_first_slider(page) -> tuple[int, str]:
@@ -129,8 +136,7 @@ def _move_first_slider(page) -> tuple[int, str]:
     page.keyboard.press(key)
     cell_index = page.evaluate("""() => {
       const h = document.querySelector('.jp-Notebook .noUi-handle');
-      const cells = Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell'));
-      return cells.findIndex(c => c.contains(h));
+      return window.jupyterapp.shell.currentWidget.content.widgets.findIndex(c => c.node.contains(h));
     }""")
     return cell_index, key
 
@@ -146,7 +152,7 @@ def _record(name: str, **times) -> None:
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
-    base, token, _ = lab_server
+    base, token, served = lab_server
     page = chromium.new_page(viewport=VIEWPORT)
     try:
         _open(page, base, token, name)
@@ -161,12 +167,12 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
             cell_index, _key = _move_first_slider(page)
             assert cell_index >= 0
             images, picture, _ = _panel_snapshot(page, cell_index)
-            cell = page.locator(".jp-Notebook .jp-Cell").nth(cell_index)
+            cell = _cell(page, cell_index)
             moved = time.monotonic()
             run = cell.locator("button.widget-button", has_text="Run")
             if run.count():
                 page.wait_for_function(  # the slider alone must not start the work
-                    "(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i].innerText"
+                    "(i) => document.querySelector(`[data-dtlab-cell=\"${i}\"]`).innerText"
                     ".includes('parameters changed')", arg=cell_index, timeout=10_000)
                 run.first.click()
             deadline = moved + SLIDER_LIMIT_S
@@ -183,11 +189,15 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
             times["slider_s"] = time.monotonic() - moved
             assert len(now_images) == len(images), f"{name}: the slider added or removed a figure"
             _check_outputs(page, state)
-            page.evaluate("""(i) => document.querySelectorAll('.jp-Notebook .jp-Cell')[i]
-                             .scrollIntoView({block: 'start'})""", cell_index)
+            _cell(page, cell_index).evaluate("(node) => node.scrollIntoView({block: 'start'})")
         else:
             page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
         state, _ = _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle at the end")
+        # Saved as make lab saves it: byte for byte the committed file, so git status stays clean.
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+        assert (served / name).read_bytes() == (ROOT / "notebooks" / name).read_bytes(), \
+            f"{name}: saving after a run changed the file (outputs or metadata written)"
         page.wait_for_timeout(500)  # the last redraw settles before the picture
         SCREENS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENS / f"{Path(name).stem}.png"))
