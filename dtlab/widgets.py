@@ -155,6 +155,51 @@ def live_figure(draw: Callable[[Any, Any], Any], figsize: tuple[float, float] = 
     return area, update
 
 
+class working:
+    """``with W.working("GDT on 3 datasets"):`` shows a line that counts the seconds while the block runs.
+
+    For a call that reports no progress of its own (a loop should use ``tqdm.auto``, an
+    iterative method :func:`live_figure`): the line is shown at once, ticks every second
+    from a background thread, and ends as "done in 12.3 s", "interrupted after 4.0 s"
+    or "failed after ...".  The elapsed time stays in the output, so a reader sees what took how long.
+    """
+
+    def __init__(self, what: str, tick_s: float = 1.0):
+        self.what, self.tick_s = what, tick_s
+        self.seconds = 0.0
+
+    def _line(self, state: str, colour: str = "#555") -> str:
+        return f"<span style='color:{colour}'>{_html_escape(self.what)}: {state}</span>"
+
+    def __enter__(self) -> "working":
+        import threading
+
+        self._start = time.perf_counter()
+        self._label = _ipywidgets().HTML(self._line("running ..."))
+        self._stop = threading.Event()
+        show(self._label)
+
+        def tick() -> None:
+            while not self._stop.wait(self.tick_s):
+                self._label.value = self._line(f"running, {time.perf_counter() - self._start:.0f} s ...")
+
+        self._thread = threading.Thread(target=tick, daemon=True, name="dtlab-working")
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._stop.set()
+        self._thread.join(timeout=2 * self.tick_s)
+        self.seconds = time.perf_counter() - self._start
+        if exc_type is None:
+            self._label.value = self._line(f"done in {self.seconds:.1f} s", "#060")
+        elif issubclass(exc_type, KeyboardInterrupt):
+            self._label.value = self._line(f"interrupted after {self.seconds:.1f} s", "#b60")
+        else:
+            self._label.value = self._line(f"failed after {self.seconds:.1f} s", "#b00")
+        return False
+
+
 def _values(controls: dict[str, Any]) -> dict[str, Any]:
     return {name: control.value for name, control in controls.items()}
 

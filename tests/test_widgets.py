@@ -99,3 +99,19 @@ def test_run_panel_runs_on_click_only_and_survives_an_interrupt():
     noise.value = 1
     box.button.click()
     assert calls[-1] == (2000, 1) and "took" in box.status.value
+
+
+def test_working_counts_and_reports_how_the_block_ended():
+    with widgets.working("a step", tick_s=0.01) as w:
+        import time
+
+        time.sleep(0.05)
+    assert "done in" in w._label.value and w.seconds >= 0.05
+    with pytest.raises(KeyboardInterrupt):
+        with widgets.working("a step") as w:
+            raise KeyboardInterrupt
+    assert "interrupted after" in w._label.value
+    with pytest.raises(ValueError):
+        with widgets.working("a step") as w:
+            raise ValueError("bad")
+    assert "failed after" in w._label.value and not w._thread.is_alive()

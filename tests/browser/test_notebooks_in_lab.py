@@ -85,7 +85,7 @@ def _all_ran(state: dict) -> bool:
 
 
 def _open(page, base: str, token: str, name: str) -> None:
-    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.goto(f"{base}/lab/tree/{name}?reset&token={token}")  # reset: no tabs (and kernels) of earlier tests
     page.wait_for_function(
         """(name) => window.jupyterapp && window.jupyterapp.shell.currentWidget
              && window.jupyterapp.shell.currentWidget.context
@@ -206,5 +206,53 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
         try:
             page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
         except Exception:  # the page may be gone after a failure; the server's end stops the kernel anyway
+            pass
+        page.close()
+
+
+def test_interrupting_a_run_keeps_the_partial_curve_and_the_notebook_usable(lab_server, chromium):
+    """GDT's explore panel: Run on many rows, interrupt the kernel, then the curve so far stays and Run works again."""
+    name = "01_evolution_convergence.ipynb"
+    if name not in NOTEBOOKS:
+        pytest.skip(f"{name} is not in this checkout")
+    base, token, _ = lab_server
+    page = chromium.new_page(viewport=VIEWPORT)
+    try:
+        _open(page, base, token, name)
+        state = _state(page)
+        index = next(c["index"] for c in _code_cells(state) if "run_panel(" in page.evaluate(
+            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource()",
+            c["index"]))
+        # Run only the cells up to the panel (its history and imports), not the rest of the notebook.
+        page.evaluate("""(i) => { const nb = window.jupyterapp.shell.currentWidget;
+                                   nb.content.activeCellIndex = i;
+                                   return window.jupyterapp.commands.execute('notebook:run-all-above'); }""", index)
+        _wait(page, lambda s: s["status"] == "idle" and not any(c["busy"] for c in _code_cells(s)), RUN_ALL_LIMIT_S,
+              "cells above the panel")
+        page.evaluate("(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; "
+                      "return window.jupyterapp.commands.execute('notebook:run-cell'); }", index)
+        cell = _cell(page, index)
+        cell.locator("button.widget-button", has_text="Run").wait_for(timeout=60_000)
+        _wait(page, lambda s: s["status"] == "idle", 120, "the panel's first run")
+        handle = cell.locator(".noUi-handle").first  # rows: to the largest size, a long run
+        handle.focus()
+        page.keyboard.press("End")
+        cell.locator("button.widget-button", has_text="Run").click()
+        cell.get_by_text("running").first.wait_for(timeout=10_000)
+        cell.locator(".widget-output img").first.wait_for(timeout=90_000)  # the curve of the first generations
+        assert "running" in cell.locator(".widget-html").first.inner_text(), "the long run ended before the interrupt"
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:interrupt-kernel')")
+        cell.get_by_text("interrupted after").wait_for(timeout=30_000)
+        _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle after the interrupt")
+        assert cell.locator(".widget-output img").count() >= 1, "the curve drawn before the interrupt is gone"
+        handle.focus()
+        page.keyboard.press("Home")  # back to the smallest size: Run works again
+        cell.locator("button.widget-button", has_text="Run").click()
+        cell.get_by_text("took").wait_for(timeout=SLIDER_LIMIT_S * 1000)
+        assert page.get_by_text("Error displaying widget").count() == 0
+    finally:
+        try:
+            page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+        except Exception:
             pass
         page.close()
