@@ -76,12 +76,14 @@ def _lab_settings(settings_dir: Path) -> None:
 
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
-    """``(base_url, token, notebooks_dir)`` of a JupyterLab server on a copy of ``notebooks/``."""
+    """``(base_url, token, notebooks_dir)`` of a JupyterLab server on a copy of ``notebooks/`` (taken at start)."""
     reason = missing_browser()
     if reason:
         pytest.skip(reason)
     work = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", work / "notebooks")
+    # the files as copied, to compare a save with (the worktree may change while the suite runs)
+    shutil.copytree(ROOT / "notebooks", work / "notebooks" / ".originals")
     for name in ("figures", "data"):  # notebooks read ../figures/... and the loaders read data/
         (work / name).symlink_to(ROOT / name)
     settings = work / "settings"
