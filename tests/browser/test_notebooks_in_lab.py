@@ -5,8 +5,8 @@ Run All finishes within ``RUN_ALL_LIMIT_S`` with no error output, every widget
 renders (no "Error displaying widget", none left "Loading widget"), no figure
 shows as text or twice, moving the first slider one step (and pressing the
 panel's Run button, where it has one) changes what the panel shows within
-``SLIDER_LIMIT_S`` without adding a figure, the kernel is idle at the end, and
-saving writes back the committed file (no outputs).
+``SLIDER_LIMIT_S`` without adding a figure, the kernel is idle at the end,
+saving writes back the committed file (no outputs), and the log console is empty.
 One screenshot per notebook goes to ``figures/screens/<notebook>.png`` (the
 README's gallery), the measured times to ``figures/screens/times.json``.
 """
@@ -126,19 +126,32 @@ def _cell(page, index: int):
     return page.locator(f'[data-dtlab-cell="{index}"]')
 
 
-def _move_first_slider(page) -> tuple[int, str]:
+def _first_slider_cell(page) -> int:
+    """Index of the cell whose output holds the notebook's first slider."""
+    return page.evaluate("""() => {
+      const h = document.querySelector('.jp-Notebook .noUi-handle');
+      return window.jupyterapp.shell.currentWidget.content.widgets.findIndex(c => c.node.contains(h));
+    }""")
+
+
+def _move_first_slider(page) -> str:
     """One keyboard step of the notebook's first slider, towards its small end (fast) unless already there."""
     handle = page.locator(".jp-Notebook .noUi-handle").first
     handle.scroll_into_view_if_needed()
     value, low = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemin")
-    handle.focus()
     key = "ArrowRight" if value == low else "ArrowLeft"
-    page.keyboard.press(key)
-    cell_index = page.evaluate("""() => {
-      const h = document.querySelector('.jp-Notebook .noUi-handle');
-      return window.jupyterapp.shell.currentWidget.content.widgets.findIndex(c => c.node.contains(h));
-    }""")
-    return cell_index, key
+    for _attempt in range(3):  # JupyterLab may take the focus back to the notebook just then: press again
+        handle.focus()
+        page.keyboard.press(key)
+        try:  # the handle's value moves at once; the kernel's redraw follows
+            page.wait_for_function("([h, v]) => h.getAttribute('aria-valuenow') !== v",
+                                   arg=[handle.element_handle(), value], timeout=3_000)
+            break
+        except Exception:
+            continue
+    else:
+        pytest.fail(f"pressing {key} on the first slider (at {value}) did not move it")
+    return key
 
 
 def _record(name: str, **times) -> None:
@@ -164,11 +177,13 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
 
         times = {"run_all_s": run_all_s}
         if page.locator(".jp-Notebook .noUi-handle").count():
-            cell_index, _key = _move_first_slider(page)
+            cell_index = _first_slider_cell(page)
             assert cell_index >= 0
-            images, picture, _ = _panel_snapshot(page, cell_index)
+            _cell(page, cell_index).locator(".noUi-handle").first.scroll_into_view_if_needed()
+            images, picture, _ = _panel_snapshot(page, cell_index)  # before the move: a fast redraw could win
             cell = _cell(page, cell_index)
             moved = time.monotonic()
+            _move_first_slider(page)
             run = cell.locator("button.widget-button", has_text="Run")
             if run.count():
                 page.wait_for_function(  # the slider alone must not start the work
@@ -202,6 +217,12 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
         SCREENS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENS / f"{Path(name).stem}.png"))
         _record(name, **times)
+        # Nothing a cell or a widget callback printed or raised may have gone to the log console.
+        page.evaluate("() => window.jupyterapp.commands.execute('logconsole:open')")
+        page.locator(".jp-LogConsolePanel").first.wait_for(state="attached", timeout=10_000)
+        page.wait_for_timeout(500)
+        logged = page.locator(".jp-LogConsolePanel").first.inner_text().strip()
+        assert logged in ("", "No log messages."), f"{name}: the log console shows {logged[:500]!r}"
     finally:
         try:
             page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
