@@ -54,7 +54,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(6.4, 4.2), **subplots
 
     ``axes`` is what ``Figure.subplots(nrows, ncols, **subplots_kw)`` returns: one axes for 1 x 1.
     Display it by ending a cell with it, with :func:`dtlab.widgets.show`, or from a widget panel;
-    ``plt.show()`` does not know it.
+    pyplot's ``show`` does not know it.
     """
     _pyplot()  # selects a usable backend (Agg where the configured one cannot work)
     fig = _figure_class()(figsize=figsize, layout="constrained")

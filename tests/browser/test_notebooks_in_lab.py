@@ -154,6 +154,17 @@ def _move_first_slider(page) -> str:
     return key
 
 
+def _save_pages(page, out: Path, stem: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    scroller = "window.jupyterapp.shell.currentWidget.content.node"
+    height = page.evaluate(f"() => {scroller}.scrollHeight")
+    step = VIEWPORT["height"] - 200
+    for k, top in enumerate(range(0, height, step)):
+        page.evaluate(f"(y) => {scroller}.scrollTo(0, y)", top)
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(out / f"{stem}_{k:02d}.png"))
+
+
 def _record(name: str, **times) -> None:
     SCREENS.mkdir(parents=True, exist_ok=True)
     path = SCREENS / "times.json"
@@ -216,6 +227,8 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
         page.wait_for_timeout(500)  # the last redraw settles before the picture
         SCREENS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENS / f"{Path(name).stem}.png"))
+        if os.environ.get("DTLAB_PAGES_DIR"):  # every screenful of the notebook, to look through by eye
+            _save_pages(page, Path(os.environ["DTLAB_PAGES_DIR"]), Path(name).stem)
         _record(name, **times)
         # Nothing a cell or a widget callback printed or raised may have gone to the log console.
         page.evaluate("() => window.jupyterapp.commands.execute('logconsole:open')")
