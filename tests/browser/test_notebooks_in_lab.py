@@ -154,9 +154,14 @@ def _move_first_slider(page) -> str:
     return key
 
 
+# the element that scrolls a notebook in JupyterLab 4 (inside the notebook widget)
+_SCROLLER = ("(window.jupyterapp.shell.currentWidget.content.node.querySelector('.jp-WindowedPanel-outer')"
+             " || window.jupyterapp.shell.currentWidget.content.node)")
+
+
 def _save_pages(page, out: Path, stem: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    scroller = "window.jupyterapp.shell.currentWidget.content.node"
+    scroller = _SCROLLER
     height = page.evaluate(f"() => {scroller}.scrollHeight")
     step = VIEWPORT["height"] - 200
     for k, top in enumerate(range(0, height, step)):
@@ -217,7 +222,7 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
             _check_outputs(page, state)
             _cell(page, cell_index).evaluate("(node) => node.scrollIntoView({block: 'start'})")
         else:
-            page.evaluate("() => window.jupyterapp.shell.currentWidget.content.node.scrollTo(0, 0)")
+            page.evaluate(f"() => {_SCROLLER}.scrollTo(0, 0)")
         state, _ = _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle at the end")
         # Saved as make lab saves it: byte for byte the committed file, so git status stays clean.
         page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
