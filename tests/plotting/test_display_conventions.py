@@ -31,6 +31,25 @@ def test_notebooks_do_not_hide_a_figure_with_a_semicolon():
     assert not hidden, f"figure cells ending with ';' show nothing: {hidden}"
 
 
+def test_notebooks_show_mid_cell_figures_explicitly():
+    """Only a cell's last expression is displayed: a plot call before it must be wrapped in ``W.show``."""
+    import ast
+
+    lost = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            body = ast.parse("".join(cell["source"])).body
+            for statement in body[:-1]:
+                call = statement.value if isinstance(statement, ast.Expr) else None
+                name = getattr(getattr(call, "func", None), "attr", None) or getattr(getattr(call, "func", None),
+                                                                                    "id", "")
+                if isinstance(call, ast.Call) and (name.startswith("plot") or name == "draw_tree"):
+                    lost.append(f"{path.name} cell {i}: {name}")
+    assert not lost, f"figures made mid-cell and never shown (wrap them in W.show): {lost}"
+
+
 def test_figures_show_as_png_without_pyplot():
     from dtlab.plotting import new_figure
 
