@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .axes import new_axes
+from .axes import new_axes, new_figure
 
 _CLASS_RGB = np.array([[0.12, 0.47, 0.71], [1.0, 0.50, 0.05]])  # tab:blue, tab:orange
 
@@ -23,8 +23,23 @@ def plot_board(X: np.ndarray, y: np.ndarray, *, max_points: int = 5000, bins: in
         With more rows than ``max_points``, draw *every* row binned on a ``bins`` x ``bins`` grid
         instead of a sample: colour is the bin's class mix, shade its count, so the picture still
         changes with the number of rows (grainy with few rows per bin, smooth with many).
+
+    With noise attributes (``X`` wider than 2) and no ``ax`` given, a second panel draws
+    attribute 0 against the last noise attribute: no borders there, the class does not depend on it.
     """
+    if ax is None and X.shape[1] > 2:
+        fig, (ax, ax_noise) = new_figure(1, 2, figsize=(8.8, 4.4))
+        _draw(X, y, ax, max_points, bins, title)
+        k = X.shape[1] - 1
+        _draw(X[:, [0, k]], y, ax_noise, max_points, bins, f"attribute 0 against noise attribute {k - 1}",
+              borders=False, ylabel=f"attribute {k} (noise, unitless, [0, 1))")
+        return fig
     fig, ax = new_axes(ax, figsize=(4.6, 4.4))
+    _draw(X, y, ax, max_points, bins, title)
+    return fig
+
+
+def _draw(X, y, ax, max_points, bins, title, borders=True, ylabel="attribute 1 (unitless, [0, 1))"):
     n_all = len(y)
     if bins is not None and n_all > max_points:
         edges = np.linspace(0.0, 1.0, bins + 1)
@@ -48,9 +63,9 @@ def plot_board(X: np.ndarray, y: np.ndarray, *, max_points: int = 5000, bins: in
         shown = f"{n:,} of {n_all:,} points"
     for border in (1 / 3, 2 / 3):
         ax.axvline(border, color="k", lw=0.6, ls="--")
-        ax.axhline(border, color="k", lw=0.6, ls="--")
-    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="attribute 0 (unitless, [0, 1))",
-           ylabel="attribute 1 (unitless, [0, 1))", title=f"{title}\n({shown})")
+        if borders:
+            ax.axhline(border, color="k", lw=0.6, ls="--")
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="attribute 0 (unitless, [0, 1))", ylabel=ylabel,
+           title=f"{title}\n({shown})")
     ax.title.set_fontsize(9)
     ax.legend(loc="upper right", framealpha=0.9, fontsize=8)
-    return fig
