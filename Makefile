@@ -5,15 +5,25 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
 SCALE ?= small
 
-.PHONY: setup figures test lint lab bench readme gpu-check clean-figures
+.PHONY: setup git-filter figures test test-browser lint lab bench readme gpu-check clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,lab]"
 	touch $(STAMP)
 
-setup: $(STAMP)
+## the venv, and the nbstripout git filter (.gitattributes): notebooks stay committed without outputs while
+## people run them, so `git status` stays clean
+setup: $(STAMP) git-filter
+
+git-filter: $(STAMP)
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  git config filter.nbstripout.clean '"$(abspath $(PY))" -m nbstripout --keep-id --extra-keys metadata.language_info' && \
+	  git config filter.nbstripout.smudge cat && \
+	  git config diff.ipynb.textconv '"$(abspath $(PY))" -m nbstripout --keep-id --extra-keys metadata.language_info -t' && \
+	  echo "nbstripout git filter installed: notebook outputs never reach git"; \
+	else echo "not a git checkout: no nbstripout filter installed"; fi
 
 ## the main job: regenerate every registered figure, figures/results.json and the README's results section
 figures: $(STAMP)
@@ -23,13 +33,18 @@ figures: $(STAMP)
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
 
+## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/screens/
+test-browser: $(STAMP)
+	$(PY) -m pytest tests/browser -m browser -v
+
 ## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
 lint: $(STAMP)
 	$(VENV)/bin/ruff check dtlab tests notebooks scripts
 
-## JupyterLab on the notebooks
-lab: $(STAMP)
-	$(PY) -m jupyter lab notebooks/
+## JupyterLab on notebooks/: loopback only, a token, --allow-root only as root, no browser where there is
+## no display; prints the URL. LAB_PORT=8890 picks another first port.
+lab: setup
+	$(PY) scripts/lab.py
 
 ## benchmarks against scikit-learn and the NumPy reference, per core and whole machine; ratios go to
 ## figures/results.json and the README's results section

@@ -1,12 +1,24 @@
-"""Reusable ipywidgets controls for the notebooks.
+"""Reusable ipywidgets controls and panels for the notebooks.
 
 Each builder returns a widget with the value a dtlab function expects
 (e.g. an int number of rows), so notebook cells stay one line.  Builders run
 headless (no display needed) and are unit-tested that way.
+
+Display conventions (``notebooks/README.md``, "Conventions"):
+
+* plot functions return a figure pyplot does not track (:func:`dtlab.plotting.new_figure`);
+  a cell shows it once by ending with it, or :func:`show` shows it mid-cell;
+* :func:`panel`: controls redraw a fast (< ~1 s) figure in place, in one ``Output`` area;
+* :func:`run_panel`: controls only set parameters, a Run button starts the long computation,
+  whose progress (tqdm bars, a :func:`live_figure`) appears in the panel's own area;
+* nothing a callback prints, shows or raises goes to JupyterLab's log console: it lands in the
+  panel's area (an error as its traceback).
 """
 
 from __future__ import annotations
 
+import time
+import traceback
 from typing import Any, Callable
 
 from .backend import cuda_status
@@ -78,9 +90,34 @@ def backend_selector(value: str = "auto", description: str = "backend"):
                                      "numba.cuda + cupy on the GPU"][: len(options)])
 
 
+def show(*objs: Any) -> None:
+    """Display figures, widgets or tables now (mid-cell): ``IPython.display.display`` under a short name.
+
+    Headless (no IPython), it does nothing, so package code may call it.
+    """
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return
+    display(*objs)
+
+
+def _show_error(exc: BaseException) -> None:
+    """The traceback of a failed callback, in the current output area (not the log console)."""
+    show(_ipywidgets().HTML(
+        "<pre style='color:#b00;white-space:pre-wrap'>" + _html_escape("".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__))) + "</pre>"))
+
+
+def _html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
 def live_figure(draw: Callable[[Any, Any], Any], figsize: tuple[float, float] = (7.0, 4.2),
                 min_interval_s: float = 0.5):
-    """An output area whose figure ``update(data)`` redraws while a long computation runs.
+    """An output area whose figure ``update(data)`` redraws in place while a long computation runs.
 
     Parameters
     ----------
@@ -93,58 +130,190 @@ def live_figure(draw: Callable[[Any, Any], Any], figsize: tuple[float, float] = 
     Returns
     -------
     area : ipywidgets.Output
-        Display it once (e.g. as a cell's last value); it keeps the latest figure.
+        Display it once (e.g. as a cell's last value, or :func:`show` it before the
+        computation starts); it keeps the latest figure, also after an interrupt.
     update : callable
         ``update(data, force=False)``, e.g. a computation's progress callback.
     """
-    import time
+    from .plotting import new_figure
 
     w = _ipywidgets()
     area = w.Output()
     last = [-float("inf")]
 
     def update(data: Any, force: bool = False) -> None:
-        import matplotlib.pyplot as plt
-        from IPython.display import display
-
         now = time.monotonic()
         if not force and now - last[0] < min_interval_s:
             return
         last[0] = now
-        fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+        fig, ax = new_figure(figsize=figsize)
         draw(data, ax)
         with area:
-            area.clear_output(wait=True)
-            display(fig)
-        plt.close(fig)
+            area.clear_output(wait=True)  # wait: the old figure stays until the new one arrives (no flicker)
+            show(fig)
 
     return area, update
 
 
-def panel(fn: Callable[..., Any], **controls) -> Any:
-    """Controls above an output area showing ``fn(**values)``; re-rendered when a control changes.
+class working:
+    """``with W.working("GDT on 3 datasets"):`` shows a line that counts the seconds while the block runs.
 
+    For a call that reports no progress of its own (a loop should use ``tqdm.auto``, an
+    iterative method :func:`live_figure`): the line is shown at once, ticks every second
+    from a background thread, and ends as "done in 12.3 s", "interrupted after 4.0 s"
+    or "failed after ...".  The elapsed time stays in the output, so a reader sees what took how long.
+    """
+
+    def __init__(self, what: str, tick_s: float = 1.0):
+        self.what, self.tick_s = what, tick_s
+        self.seconds = 0.0
+
+    def _line(self, state: str, colour: str = "#555") -> str:
+        return f"<span style='color:{colour}'>{_html_escape(self.what)}: {state}</span>"
+
+    def __enter__(self) -> "working":
+        import threading
+
+        self._start = time.perf_counter()
+        self._label = _ipywidgets().HTML(self._line("running ..."))
+        self._stop = threading.Event()
+        show(self._label)
+
+        def tick() -> None:
+            while not self._stop.wait(self.tick_s):
+                self._label.value = self._line(f"running, {time.perf_counter() - self._start:.0f} s ...")
+
+        self._thread = threading.Thread(target=tick, daemon=True, name="dtlab-working")
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self._stop.set()
+        self._thread.join(timeout=2 * self.tick_s)
+        self.seconds = time.perf_counter() - self._start
+        if exc_type is None:
+            self._label.value = self._line(f"done in {self.seconds:.1f} s", "#060")
+        elif issubclass(exc_type, KeyboardInterrupt):
+            self._label.value = self._line(f"interrupted after {self.seconds:.1f} s", "#b60")
+        else:
+            self._label.value = self._line(f"failed after {self.seconds:.1f} s", "#b00")
+        return False
+
+
+def _values(controls: dict[str, Any]) -> dict[str, Any]:
+    return {name: control.value for name, control in controls.items()}
+
+
+def panel(fn: Callable[..., Any], **controls) -> Any:
+    """Controls above one output area showing ``fn(**values)``, redrawn in place when a control changes.
+
+    For work that takes under about a second; longer work belongs in :func:`run_panel`.
     ``fn`` is called once at once with the controls' current values, so a
-    headless run (nbval) executes it with the defaults.  Returns an
-    ``ipywidgets.VBox`` whose ``.render()`` attribute re-runs ``fn`` by hand.
+    headless run (nbval) executes it with the defaults.  What ``fn`` returns
+    (a figure, a table, a dict) is shown in the area, replacing the previous
+    result; an exception shows its traceback there.  Returns an
+    ``ipywidgets.VBox`` whose ``.render()`` attribute re-runs ``fn`` by hand and
+    whose ``.output`` is the area.
     """
     w = _ipywidgets()
     out = w.Output()
 
     def render(change: Any = None) -> Any:
-        values = {name: control.value for name, control in controls.items()}
-        out.clear_output(wait=True)
+        result = None
         with out:
-            result = fn(**values)
-            if result is not None:
-                from IPython.display import display
-
-                display(result)
+            out.clear_output(wait=True)
+            try:
+                result = fn(**_values(controls))
+                if result is not None:
+                    show(result)
+            except Exception as exc:  # shown in the panel: a callback's error must not vanish in the log
+                if change is None:
+                    raise
+                _show_error(exc)
         return result
 
     for control in controls.values():
         control.observe(render, names="value")
     box = w.VBox([w.HBox(list(controls.values())), out])
     box.render = render
+    box.output = out
     render()
+    return box
+
+
+def run_panel(fn: Callable[..., Any], *, button: str = "Run", run_now: bool = True, **controls) -> Any:
+    """Controls that set parameters, a Run button that calls ``fn(**values)``, one output area.
+
+    For computations longer than about a second: moving a control only marks the
+    shown result as stale (the status line says so); the button starts the work.
+    ``fn`` runs with the area as the current output, so its progress bars
+    (``tqdm.auto``) and live figures (:func:`live_figure`, shown with :func:`show`)
+    appear in the panel; what it returns is shown below them.  Interrupting the
+    kernel (the stop button) stops ``fn``, keeps what it had drawn, and leaves the
+    panel ready for another run.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(**values)``, one keyword per control.
+    button : str
+        The button's text.
+    run_now : bool
+        Run once with the defaults when the panel is built (what a headless run executes).
+    **controls : ipywidgets value widgets
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With ``.run()`` (click by hand), ``.button``, ``.status`` and ``.output`` attributes.
+    """
+    w = _ipywidgets()
+    out = w.Output()
+    go = w.Button(description=button, button_style="primary", icon="play", tooltip="run with these parameters")
+    status = w.HTML()
+    shown: dict[str, Any] = {}
+
+    def describe(values: dict[str, Any]) -> str:
+        return ", ".join(f"{k} = {v:,}" if isinstance(v, int) else f"{k} = {v}" for k, v in values.items())
+
+    def mark_stale(change: Any = None) -> None:
+        if shown and _values(controls) != shown:
+            status.value = (f"<b>parameters changed</b>: press {button} (shown: {describe(shown)})")
+        elif shown:
+            status.value = f"shown: {describe(shown)}"
+
+    def run(_: Any = None) -> Any:
+        values = _values(controls)
+        go.disabled = True
+        status.value = f"<i>running</i> with {describe(values)} ..."
+        start = time.perf_counter()
+        result = None
+        with out:
+            out.clear_output(wait=True)
+            try:
+                result = fn(**values)
+                if result is not None:
+                    show(result)
+                status.value = f"shown: {describe(values)} (took {time.perf_counter() - start:.1f} s)"
+            except KeyboardInterrupt:
+                status.value = (f"<b>interrupted</b> after {time.perf_counter() - start:.1f} s with "
+                                f"{describe(values)}: what ran so far is shown; press {button} to run again")
+            except Exception as exc:
+                status.value = f"<b>failed</b> with {describe(values)}: see the error below"
+                if _ is None and not shown:
+                    raise
+                _show_error(exc)
+            finally:
+                go.disabled = False
+                shown.clear()
+                shown.update(values)
+        return result
+
+    go.on_click(run)
+    for control in controls.values():
+        control.observe(mark_stale, names="value")
+    box = w.VBox([w.HBox([*controls.values(), go]), status, out])
+    box.run, box.button, box.status, box.output = run, go, status, out
+    if run_now:
+        run()
     return box

@@ -47,3 +47,71 @@ def test_live_figure_redraws_on_update_and_skips_bursts():
     update([1, 2, 3, 4, 5], force=True)
     assert [len(c) for c in calls] == [3, 5]
     assert area.outputs is not None
+
+
+def test_plot_figures_are_not_tracked_by_pyplot():
+    # Figures pyplot tracks are drawn a second time by the inline backend at the end of a cell.
+    import matplotlib.pyplot as plt
+
+    from dtlab.plotting import new_axes, new_figure
+
+    before = plt.get_fignums()
+    fig, ax = new_axes()
+    fig2, (a, b) = new_figure(1, 2, figsize=(4, 2))
+    assert plt.get_fignums() == before
+    assert ax.figure is fig and a.figure is fig2 and b.figure is fig2
+
+
+def test_panel_shows_a_callback_error_in_its_area_not_the_log():
+    def fn(rows):
+        if rows > 1000:
+            raise RuntimeError("too many rows")
+        return rows
+
+    size = widgets.dataset_size_slider(value=1000, min_exp=3, max_exp=4)
+    box = widgets.panel(fn, rows=size)
+    size.value = 2000  # raises inside the callback: must not propagate to the comm handler
+    assert box.output is box.children[1]
+    with pytest.raises(RuntimeError):  # at build time (a cell running headless) the error fails the cell
+        widgets.panel(fn, rows=widgets.dataset_size_slider(value=2000, min_exp=3, max_exp=4))
+
+
+def test_run_panel_runs_on_click_only_and_survives_an_interrupt():
+    calls = []
+
+    def fn(rows, noise):
+        calls.append((rows, noise))
+        if noise == 3:
+            raise KeyboardInterrupt  # what the kernel's stop button raises in a running callback
+        return rows
+
+    size = widgets.dataset_size_slider(value=1000, min_exp=3, max_exp=4)
+    noise = widgets.noise_attrs_slider(0, max_value=3)
+    box = widgets.run_panel(fn, rows=size, noise=noise)
+    assert calls == [(1000, 0)] and "shown" in box.status.value
+    size.value = 2000  # a slider only sets a parameter
+    assert calls == [(1000, 0)] and "parameters changed" in box.status.value
+    box.button.click()
+    assert calls[-1] == (2000, 0) and "parameters changed" not in box.status.value
+    noise.value = 3
+    box.button.click()
+    assert calls[-1] == (2000, 3) and "interrupted" in box.status.value and not box.button.disabled
+    noise.value = 1
+    box.button.click()
+    assert calls[-1] == (2000, 1) and "took" in box.status.value
+
+
+def test_working_counts_and_reports_how_the_block_ended():
+    with widgets.working("a step", tick_s=0.01) as w:
+        import time
+
+        time.sleep(0.05)
+    assert "done in" in w._label.value and w.seconds >= 0.05
+    with pytest.raises(KeyboardInterrupt):
+        with widgets.working("a step") as w:
+            raise KeyboardInterrupt
+    assert "interrupted after" in w._label.value
+    with pytest.raises(ValueError):
+        with widgets.working("a step") as w:
+            raise ValueError("bad")
+    assert "failed after" in w._label.value and not w._thread.is_alive()

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import new_axes
+from ..plotting import new_axes, new_figure
 from ..plotting.text import speedup
 
 __all__ = ["PHASE_LABELS", "baseline_captions", "device_captions", "pareto_front", "plot_accuracy_size",
@@ -117,11 +117,9 @@ def plot_baselines(summary, title: str | None = None):
     ----------
     summary : DataFrame from :func:`dtlab.evolution.baselines.baseline_summary`
     """
-    import matplotlib.pyplot as plt
-
     datasets = list(dict.fromkeys(summary.dataset))
     methods = list(dict.fromkeys(summary.method))
-    fig, (ax_size, ax_acc) = plt.subplots(1, 2, figsize=(11.0, 4.6), layout="constrained")
+    fig, (ax_size, ax_acc) = new_figure(1, 2, figsize=(11.0, 4.6))
     width = 0.8 / len(methods)
     x = np.arange(len(datasets))
     for j, method in enumerate(methods):
@@ -150,13 +148,11 @@ def plot_accuracy_size(summary, title: str | None = None):
     summary : DataFrame from :func:`dtlab.evolution.baselines.baseline_summary` (``dataset, method,
         n_nodes, test_accuracy, pareto``)
     """
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     datasets = list(dict.fromkeys(summary.dataset))
     methods = list(dict.fromkeys(summary.method))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.3 * len(datasets) + 1.5, 3.8), layout="constrained",
-                             squeeze=False)
+    fig, axes = new_figure(1, len(datasets), figsize=(3.3 * len(datasets) + 1.5, 3.8), squeeze=False)
     markers = "osD^vP*Xh"
     for ax, name in zip(axes[0], datasets):
         part = summary[summary.dataset == name]

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..plotting import new_axes
-from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase, threads
+from ..plotting import new_axes, new_figure
+from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase, count, threads
 
 __all__ = ["PHASE_LABELS", "baseline_captions", "cart_captions", "convergence_captions", "pareto_front",
            "plot_accuracy_size", "plot_baselines", "plot_cart_comparison", "plot_convergence", "plot_device_scaling",
@@ -74,7 +74,9 @@ def plot_convergence(history, metric: str = "best_fitness", ax=None, title: str 
     ax.set(xlabel="generation + 1 (log scale)", ylabel=_METRIC_LABELS.get(metric, metric),
            title=title or f"GDT on Chess3x3: {_METRIC_LABELS.get(metric, metric).split(' (')[0]} per generation")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    # where the curves are not: sizes fall towards the ideal from above, fitness rises to the upper right
+    ax.legend(fontsize=7, loc={"best_size": "lower left", "best_fitness": "lower right"}.get(metric, "best"),
+              framealpha=0.9)
     return fig
 
 
@@ -86,10 +88,8 @@ def plot_cart_comparison(table, ax=None, title: str | None = None):
     table : DataFrame from :func:`dtlab.evolution.experiments.cart_comparison`
     ax : a pair of axes, optional
     """
-    import matplotlib.pyplot as plt
-
     if ax is None:
-        fig, (ax_size, ax_acc) = plt.subplots(1, 2, figsize=(9.5, 4.0), layout="constrained")
+        fig, (ax_size, ax_acc) = new_figure(1, 2, figsize=(9.5, 4.0))
     else:
         ax_size, ax_acc = ax
         fig = ax_size.figure
@@ -111,16 +111,17 @@ def plot_cart_comparison(table, ax=None, title: str | None = None):
                              ha="center", va="bottom", fontsize=7)
         bars = ax_acc.bar(x + j * width, acc, width, label=label, color=f"C{j}")
         for rect, a, s in zip(bars, acc, secs):
-            ax_acc.annotate(f"{a:.1f}%\n{s:.1f}s", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
-                            ha="center", va="bottom", fontsize=6)
+            # inside the bar's top: the axis stops at 100 %, an accuracy cannot go above it
+            ax_acc.annotate(f"{a:.1f}%\n{s:.2g} s", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                            xytext=(0, -3), textcoords="offset points", ha="center", va="top", fontsize=7,
+                            rotation=90)
     for axis in (ax_size, ax_acc):
         axis.set_xticks(x + width * (len(methods) - 1) / 2, datasets)
-        axis.legend(fontsize=8)
+    ax_size.legend(fontsize=8)  # one legend: both panels share the methods and colours
     ax_size.set_yscale("log")
     ax_size.set(ylabel="tree size (nodes, log scale)", xlabel="dataset", title="tree size")
     low = min(100 * table.test_accuracy.min() - 5, 90)
-    ax_acc.set_ylim(max(low, 0), 112)  # headroom for the bar labels
-    ax_acc.legend(fontsize=7, loc="upper right", ncols=len(methods))
+    ax_acc.set_ylim(max(low, 0), 100)
     ax_acc.set(ylabel="test accuracy (%)", xlabel="dataset", title="test accuracy (labels: accuracy, fit time)")
     fig.suptitle(title or "GDT (evolutionary) vs scikit-learn CART (greedy, unpruned)")
     return fig
@@ -161,7 +162,7 @@ def convergence_captions(results: dict[str, Any]) -> dict[str, str]:
     runs = results["runs"]
     configs = list(dict.fromkeys((r["n_samples"], r["noise_attrs"]) for r in runs))
     seeds = len({r["seed"] for r in runs})
-    grid = "; ".join(f"{n:,} objects with {k} noise attributes" for n, k in configs)
+    grid = "; ".join(f"{n:,} objects with {count(k, 'noise attribute')}" for n, k in configs)
     ideal = [r for r in runs if r["ideal"]]
     reached = "; ".join(
         f"{n:,} objects, {k} noise: " + ", ".join(
@@ -231,7 +232,8 @@ def throughput_captions(results: dict[str, Any]) -> dict[str, str]:
 def quality_captions(results: dict[str, Any]) -> dict[str, str]:
     """Text for the quality benchmark (no figure): ideal trees found, the timed run, real data against CART."""
     chess = "; ".join(
-        f"{r['n_samples']:,} rows, {r['noise_attrs']} noise attributes: {r['ideal_runs']} of {r['runs']} runs ideal"
+        f"{r['n_samples']:,} rows, {count(r['noise_attrs'], 'noise attribute')}: "
+        f"{r['ideal_runs']} of {r['runs']} runs ideal"
         + (f" (first ideal generation {r['first_ideal_generation_min']}-{r['first_ideal_generation_max']})"
            if r["first_ideal_generation_min"] >= 0 else "")
         for r in results["chess_summary"])

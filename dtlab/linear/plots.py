@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..plotting import new_axes
+from ..plotting import new_axes, new_figure
 
 _PRODUCTS = (("t_Xw", "z = X w (function)", "tab:blue"), ("t_XTu", "X$^T$ u (gradient, diagonal)", "tab:orange"),
              ("t_Hv", "Hessian-vector products", "tab:red"), ("t_other", "other (CG vectors, Python)", "0.6"))
@@ -19,8 +19,7 @@ def plot_convergence(data: dict, *, title: str | None = None):
     ----------
     data : dict from :func:`dtlab.linear.experiments.convergence`
     """
-    plt = __import__("matplotlib.pyplot", fromlist=["subplots"])
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10.5, 4.2), layout="constrained")
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10.5, 4.2))
     f_star, g0 = data["f_star"], data["grad_norm0"]
     styles = [dict(color="tab:blue", marker="o"), dict(color="tab:green", marker="s", ls="--")]
     for (label, run), style in zip(data["runs"].items(), styles):

@@ -6,8 +6,8 @@ These helpers take data only: they never import a technique package or an
 experiment.  Each technique's own plots live in ``dtlab/<slug>/plots.py``.
 """
 
-from .axes import FIGURE_FORMATS, new_axes, savefig
+from .axes import FIGURE_FORMATS, new_axes, new_figure, savefig
 from .board import plot_board
 from .tree import draw_tree
 
-__all__ = ["FIGURE_FORMATS", "draw_tree", "new_axes", "plot_board", "savefig"]
+__all__ = ["FIGURE_FORMATS", "draw_tree", "new_axes", "new_figure", "plot_board", "savefig"]

@@ -36,3 +36,9 @@ def comparison_phrase(entry: dict[str, Any]) -> str:
 def by_mode(entries: Iterable[dict[str, Any]], **match: Any) -> dict[str, dict[str, Any]]:
     """Comparison entries that match every ``key=value`` given, keyed by mode."""
     return {e["mode"]: e for e in entries if all(e.get(k) == v for k, v in match.items())}
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 noise attribute"``, ``"2 noise attributes"``, ``"10,000 rows"`` (``plural`` for irregular nouns)."""
+    n = int(n)
+    return f"{n:,} " + (noun if n == 1 else plural or noun + "s")

@@ -46,7 +46,13 @@ def draw_tree(tree, *, feature_names: Sequence[str] | None = None, class_names: 
     pos = _layout(tree)
     width = max(x for x, _ in pos.values()) + 1
     depth = -min(y for _, y in pos.values()) + 1
-    fig, ax = new_axes(ax, figsize=(min(2 + 1.3 * width, 18), min(1.5 + 1.1 * depth, 12)))
+    # About 0.85 inch per leaf, and at most 9.5 inches wide while that still fits: a notebook shows a figure
+    # about that wide at its native size, so the 9 pt labels stay 9 pt (12 px) on screen instead of being
+    # scaled down to 5-6 px as an 18-inch figure is.  Wider trees get wider figures (and need scrolling).
+    fig_width = max(4.0, 0.6 + 0.85 * width)
+    fig_width = min(fig_width, 9.5) if width <= 11 else min(fig_width, 18.0)
+    fig, ax = new_axes(ax, figsize=(fig_width, min(1.2 + 0.9 * depth, 12)))
+    fontsize = 9 if width <= 11 else 8
     names = feature_names or [f"x{i}" for i in range(tree.n_features)]
     classes = class_names if class_names is not None else (
         tree.classes if tree.classes is not None else np.arange(tree.n_outputs))
@@ -67,8 +73,8 @@ def draw_tree(tree, *, feature_names: Sequence[str] | None = None, class_names: 
         else:
             text = f"{value[0]:.4g}"
             style = dict(boxstyle="round,pad=0.3", fc="C2", ec="0.3", alpha=0.35)
-        ax.text(x, y, text, ha="center", va="center", fontsize=7, bbox=style, zorder=2)
-    ax.set_xlim(-0.8, width - 0.2)
+        ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, bbox=style, zorder=2)
+    ax.set_xlim(-0.6, width - 0.4)
     ax.set_ylim(-depth + 0.4, 0.6)
     ax.axis("off")
     ax.set_title(title or f"{tree.n_nodes} nodes, {tree.n_leaves} leaves, depth {tree.max_depth}")

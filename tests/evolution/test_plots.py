@@ -28,7 +28,8 @@ def test_convergence_plots(history):
 def test_cart_comparison_plot_labels_threads():
     table = exp.cart_comparison(datasets=("chess3x3",), n_samples=400, max_generations=3, population_size=6)
     fig = plots.plot_cart_comparison(table)
-    assert all(ax.get_ylabel() and ax.get_legend() is not None for ax in fig.axes)
+    assert all(ax.get_ylabel() for ax in fig.axes) and fig.axes[0].get_legend() is not None  # one legend for both
+    assert fig.axes[1].get_ylim()[1] == 100  # an accuracy axis stops at 100 %
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "CART (1 thread)" in labels and any(label.startswith("GDT (") for label in labels)
 

@@ -33,3 +33,13 @@ def test_words_for_threads_and_speedups():
     entry = {"peer": "p", "mode": "whole_machine", "threads": {"dtlab": 2, "peer": 1}, "speedup": 5.0, "d": 3}
     assert comparison_phrase(entry) == "5x whole machine (dtlab 2 threads, peer 1 thread)"
     assert by_mode([entry, {**entry, "d": 4}], d=3) == {"whole_machine": entry}
+
+
+def test_board_follows_rows_and_noise_attributes():
+    fig = plot_board(*chess3x3(1_000, seed=0), max_points=5_000, bins=40)
+    assert len(fig.axes) == 1 and "1,000 of 1,000 points" in fig.axes[0].get_title()
+    many = chess3x3(20_000, seed=0)
+    binned = plot_board(*many, max_points=5_000, bins=40).axes[0]
+    assert len(binned.images) == 1 and "all 20,000 points in 40 x 40 bins" in binned.get_title()
+    noisy = plot_board(*chess3x3(1_000, noise_attrs=3, seed=0), max_points=5_000, bins=40)
+    assert len(noisy.axes) == 2 and "noise attribute 3" in noisy.axes[1].get_title()

@@ -1,0 +1,297 @@
+"""Every notebook as a person meets it: opened in JupyterLab in Chromium, Run All, one slider moved.
+
+For each ``notebooks/*.ipynb`` (globbed, so notebooks added later are covered):
+Run All finishes within ``RUN_ALL_LIMIT_S`` with no error output, every widget
+renders (no "Error displaying widget", none left "Loading widget"), no figure
+shows as text or twice, moving the first slider one step (and pressing the
+panel's Run button, where it has one) changes what the panel shows within
+``SLIDER_LIMIT_S`` without adding a figure, the kernel is idle at the end,
+saving writes back the committed file (no outputs), and the log console is empty.
+One screenshot per notebook goes to ``figures/screens/<notebook>.png`` (the
+README's gallery), the measured times to ``figures/screens/times.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+SCREENS = Path(os.environ.get("DTLAB_SCREENS_DIR", ROOT / "figures" / "screens"))
+RUN_ALL_LIMIT_S = 240     # the issue's aim is 90 s on the 2-core machine; the limit leaves room for a loaded one
+SLIDER_LIMIT_S = 60       # one slider step (and Run) until the panel shows the new result
+WIDGET_RENDER_S = 30      # "Loading widget..." must be gone by then
+VIEWPORT = {"width": 1280, "height": 1300}
+
+STATE_JS = """() => {
+  const nb = window.jupyterapp.shell.currentWidget;
+  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return {
+    path: nb.context.path,
+    status: kernel ? kernel.status : null,
+    cells: nb.content.widgets.map((c, i) => { c.node.setAttribute('data-dtlab-cell', String(i));
+     return c.model.type !== 'code' ? null : {
+      index: i,
+      count: c.model.executionCount,
+      busy: (c.node.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.includes('*'),
+      errors: c.model.outputs.toJSON().filter(o => o.output_type === 'error')
+                .map(o => o.ename + ': ' + o.evalue),
+      images: Array.from(c.node.querySelectorAll('.jp-OutputArea img')).map(im => im.src),
+      text: c.node.querySelector('.jp-Cell-outputWrapper') ?
+            c.node.querySelector('.jp-Cell-outputWrapper').innerText : '',
+    }; }),
+  };
+}"""
+
+
+def _digest(src: str) -> str:
+    return hashlib.sha1(src.encode()).hexdigest()[:12]
+
+
+def _state(page) -> dict:
+    return page.evaluate(STATE_JS)
+
+
+def _wait(page, done, limit_s: float, what: str, poll_s: float = 0.5):
+    """Poll ``done(state)`` until true; returns (state, seconds); fails with ``what`` after ``limit_s``."""
+    start = time.monotonic()
+    while True:
+        state = _state(page)
+        if done(state):
+            return state, time.monotonic() - start
+        if time.monotonic() - start > limit_s:
+            pytest.fail(f"{what}: not within {limit_s} s; kernel {state['status']}, "
+                        f"cells still running: {[c['index'] for c in state['cells'] if c and c['busy']]}")
+        time.sleep(poll_s)
+
+
+def _code_cells(state: dict) -> list[dict]:
+    return [c for c in state["cells"] if c is not None]
+
+
+def _all_ran(state: dict) -> bool:
+    cells = _code_cells(state)
+    return (state["status"] == "idle" and not any(c["busy"] for c in cells)
+            and (all(c["count"] is not None for c in cells) or any(c["errors"] for c in cells)))
+
+
+def _open(page, base: str, token: str, name: str) -> None:
+    page.goto(f"{base}/lab/tree/{name}?reset&token={token}")  # reset: no tabs (and kernels) of earlier tests
+    page.wait_for_function(
+        """(name) => window.jupyterapp && window.jupyterapp.shell.currentWidget
+             && window.jupyterapp.shell.currentWidget.context
+             && window.jupyterapp.shell.currentWidget.context.path === name
+             && window.jupyterapp.shell.currentWidget.sessionContext.session
+             && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+             && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'""",
+        arg=name, timeout=120_000)
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")  # the notebook gets the width, as in a screenshot
+
+
+def _check_outputs(page, state: dict) -> None:
+    cells = _code_cells(state)
+    errors = {c["index"]: c["errors"] for c in cells if c["errors"]}
+    assert not errors, f"cells with errors: {errors}"
+    assert all(c["count"] is not None for c in cells), "Run All stopped before the last cell"
+    for c in cells:
+        assert "Traceback (most recent call last)" not in c["text"], f"cell {c['index']} shows a traceback"
+        assert "<Figure size" not in c["text"], f"cell {c['index']} shows a figure as text, not drawn"
+        digests = [_digest(s) for s in c["images"]]
+        assert len(digests) == len(set(digests)), f"cell {c['index']} shows the same figure twice"
+    everywhere = [_digest(s) for c in cells for s in c["images"]]
+    assert len(everywhere) == len(set(everywhere)), "a figure appears in two cells"
+    assert page.get_by_text("Error displaying widget").count() == 0, "a widget failed to display"
+    page.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=WIDGET_RENDER_S * 1000)
+
+
+def _panel_snapshot(page, cell_index: int) -> tuple[list[str], bytes, str]:
+    """Images, a picture of the panel's output area, and the panel's status line, in cell ``cell_index``."""
+    cell = _cell(page, cell_index)
+    area = cell.locator(".widget-output").first
+    images = [_digest(s) for s in _state(page)["cells"][cell_index]["images"]]
+    status = cell.locator(".widget-html").first.inner_text() if cell.locator(".widget-html").count() else ""
+    return images, area.screenshot(), status
+
+
+def _cell(page, index: int):
+    return page.locator(f'[data-dtlab-cell="{index}"]')
+
+
+def _first_slider_cell(page) -> int:
+    """Index of the cell whose output holds the notebook's first slider."""
+    return page.evaluate("""() => {
+      const h = document.querySelector('.jp-Notebook .noUi-handle');
+      return window.jupyterapp.shell.currentWidget.content.widgets.findIndex(c => c.node.contains(h));
+    }""")
+
+
+def _move_first_slider(page) -> str:
+    """One keyboard step of the notebook's first slider, towards its small end (fast) unless already there."""
+    handle = page.locator(".jp-Notebook .noUi-handle").first
+    handle.scroll_into_view_if_needed()
+    value, low = handle.get_attribute("aria-valuenow"), handle.get_attribute("aria-valuemin")
+    key = "ArrowRight" if value == low else "ArrowLeft"
+    for _attempt in range(3):  # JupyterLab may take the focus back to the notebook just then: press again
+        handle.focus()
+        page.keyboard.press(key)
+        try:  # the handle's value moves at once; the kernel's redraw follows
+            page.wait_for_function("([h, v]) => h.getAttribute('aria-valuenow') !== v",
+                                   arg=[handle.element_handle(), value], timeout=3_000)
+            break
+        except Exception:
+            continue
+    else:
+        pytest.fail(f"pressing {key} on the first slider (at {value}) did not move it")
+    return key
+
+
+# the element that scrolls a notebook in JupyterLab 4 (inside the notebook widget)
+_SCROLLER = ("(window.jupyterapp.shell.currentWidget.content.node.querySelector('.jp-WindowedPanel-outer')"
+             " || window.jupyterapp.shell.currentWidget.content.node)")
+
+
+def _save_pages(page, out: Path, stem: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    scroller = _SCROLLER
+    height = page.evaluate(f"() => {scroller}.scrollHeight")
+    step = VIEWPORT["height"] - 200
+    for k, top in enumerate(range(0, height, step)):
+        page.evaluate(f"(y) => {scroller}.scrollTo(0, y)", top)
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(out / f"{stem}_{k:02d}.png"))
+
+
+def _record(name: str, **times) -> None:
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    path = SCREENS / "times.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[name] = {k: round(v, 1) for k, v in times.items()} | {"cpu_cores": os.cpu_count(),
+                                                               "load_average_1min": round(os.getloadavg()[0], 2)}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
+    base, token, served = lab_server
+    page = chromium.new_page(viewport=VIEWPORT)
+    try:
+        _open(page, base, token, name)
+        start = time.monotonic()
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        state, _ = _wait(page, _all_ran, RUN_ALL_LIMIT_S, f"Run All of {name}", poll_s=1.0)
+        run_all_s = time.monotonic() - start
+        _check_outputs(page, state)
+
+        times = {"run_all_s": run_all_s}
+        if page.locator(".jp-Notebook .noUi-handle").count():
+            cell_index = _first_slider_cell(page)
+            assert cell_index >= 0
+            _cell(page, cell_index).locator(".noUi-handle").first.scroll_into_view_if_needed()
+            images, picture, _ = _panel_snapshot(page, cell_index)  # before the move: a fast redraw could win
+            cell = _cell(page, cell_index)
+            moved = time.monotonic()
+            _move_first_slider(page)
+            run = cell.locator("button.widget-button", has_text="Run")
+            if run.count():
+                page.wait_for_function(  # the slider alone must not start the work
+                    "(i) => document.querySelector(`[data-dtlab-cell=\"${i}\"]`).innerText"
+                    ".includes('parameters changed')", arg=cell_index, timeout=10_000)
+                run.first.click()
+            deadline = moved + SLIDER_LIMIT_S
+            while True:
+                time.sleep(0.5)
+                state = _state(page)
+                now_images, now_picture, status = _panel_snapshot(page, cell_index)
+                busy = state["status"] != "idle" or "running" in status
+                if not busy and now_picture != picture and (not images or now_images != images):
+                    break
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{name}: moving the slider in cell {cell_index} did not change the panel within "
+                                f"{SLIDER_LIMIT_S} s (kernel {state['status']}, status {status!r})")
+            times["slider_s"] = time.monotonic() - moved
+            assert len(now_images) == len(images), f"{name}: the slider added or removed a figure"
+            _check_outputs(page, state)
+            _cell(page, cell_index).evaluate("(node) => node.scrollIntoView({block: 'start'})")
+        else:
+            page.evaluate(f"() => {_SCROLLER}.scrollTo(0, 0)")
+        state, _ = _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle at the end")
+        # Saved as make lab saves it: byte for byte the committed file, so git status stays clean.
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+        assert (served / name).read_bytes() == served.joinpath(".originals", name).read_bytes(), \
+            f"{name}: saving after a run changed the file (outputs or metadata written)"
+        page.wait_for_timeout(500)  # the last redraw settles before the picture
+        SCREENS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENS / f"{Path(name).stem}.png"))
+        if os.environ.get("DTLAB_PAGES_DIR"):  # every screenful of the notebook, to look through by eye
+            _save_pages(page, Path(os.environ["DTLAB_PAGES_DIR"]), Path(name).stem)
+        _record(name, **times)
+        # Nothing a cell or a widget callback printed or raised may have gone to the log console.
+        page.evaluate("() => window.jupyterapp.commands.execute('logconsole:open')")
+        page.locator(".jp-LogConsolePanel").first.wait_for(state="attached", timeout=10_000)
+        page.wait_for_timeout(500)
+        logged = page.locator(".jp-LogConsolePanel").first.inner_text().strip()
+        assert logged in ("", "No log messages."), f"{name}: the log console shows {logged[:500]!r}"
+    finally:
+        try:
+            page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+        except Exception:  # the page may be gone after a failure; the server's end stops the kernel anyway
+            pass
+        page.close()
+
+
+def test_interrupting_a_run_keeps_the_partial_curve_and_the_notebook_usable(lab_server, chromium):
+    """GDT's explore panel: Run on many rows, interrupt the kernel, then the curve so far stays and Run works again."""
+    name = "01_evolution_convergence.ipynb"
+    if name not in NOTEBOOKS:
+        pytest.skip(f"{name} is not in this checkout")
+    base, token, _ = lab_server
+    page = chromium.new_page(viewport=VIEWPORT)
+    try:
+        _open(page, base, token, name)
+        state = _state(page)
+        index = next(c["index"] for c in _code_cells(state) if "run_panel(" in page.evaluate(
+            "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.sharedModel.getSource()",
+            c["index"]))
+        # Run only the cells up to the panel (its history and imports), not the rest of the notebook.
+        page.evaluate("""(i) => { const nb = window.jupyterapp.shell.currentWidget;
+                                   nb.content.activeCellIndex = i;
+                                   return window.jupyterapp.commands.execute('notebook:run-all-above'); }""", index)
+        _wait(page, lambda s: s["status"] == "idle" and not any(c["busy"] for c in _code_cells(s)), RUN_ALL_LIMIT_S,
+              "cells above the panel")
+        page.evaluate("(i) => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = i; "
+                      "return window.jupyterapp.commands.execute('notebook:run-cell'); }", index)
+        cell = _cell(page, index)
+        cell.locator("button.widget-button", has_text="Run").wait_for(timeout=60_000)
+        _wait(page, lambda s: s["status"] == "idle", 120, "the panel's first run")
+        handle = cell.locator(".noUi-handle").first  # rows: to the largest size, a long run
+        handle.focus()
+        page.keyboard.press("End")
+        cell.locator("button.widget-button", has_text="Run").click()
+        cell.get_by_text("running").first.wait_for(timeout=10_000)
+        cell.locator(".widget-output img").first.wait_for(timeout=90_000)  # the curve of the first generations
+        assert "running" in cell.locator(".widget-html").first.inner_text(), "the long run ended before the interrupt"
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:interrupt-kernel')")
+        cell.get_by_text("interrupted after").wait_for(timeout=30_000)
+        _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle after the interrupt")
+        assert cell.locator(".widget-output img").count() >= 1, "the curve drawn before the interrupt is gone"
+        handle.focus()
+        page.keyboard.press("Home")  # back to the smallest size: Run works again
+        cell.locator("button.widget-button", has_text="Run").click()
+        cell.get_by_text("took").wait_for(timeout=SLIDER_LIMIT_S * 1000)
+        assert page.get_by_text("Error displaying widget").count() == 0
+    finally:
+        try:
+            page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+        except Exception:
+            pass
+        page.close()
