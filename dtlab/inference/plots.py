@@ -1,5 +1,5 @@
 """Figures of tree inference: the patent's OR/AND table, time against shape and threads, decision vs combining,
-the benchmark.  Plots take data only; each returns its figure, closed (the caller shows or saves it once)."""
+the benchmark.  Plots take data only; each returns a figure pyplot does not track (the caller shows or saves it once)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from ..plotting import new_figure
+
 METHOD_STYLE = {"traversal": dict(color="tab:blue", marker="o"), "bitmask": dict(color="tab:red", marker="s"),
                 "quickscorer": dict(color="tab:green", marker="^")}
-
-
-def _figure(*args, **kw):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(*args, layout="constrained", **kw)
-    plt.close(fig)  # shown once, by whoever displays the returned figure
-    return fig, ax
 
 
 def plot_patent_table(tables: dict, step: int | None = None):
@@ -43,7 +37,7 @@ def plot_patent_table(tables: dict, step: int | None = None):
         labels.append(f"AND of the levels -> class {tables['class']}")
         kinds.append(2)
     n = tables["n_leaves"]
-    fig, ax = _figure(figsize=(9, 0.32 * max(len(rows), 4) + 1.2))
+    fig, ax = new_figure(figsize=(9, 0.32 * max(len(rows), 4) + 1.2))
     if not rows:
         ax.text(0.5, 0.5, "no level evaluated yet: move the slider", ha="center", va="center")
         ax.set_axis_off()
@@ -63,7 +57,7 @@ def plot_patent_table(tables: dict, step: int | None = None):
 
 def plot_time_vs_depth(rows: list[dict]):
     """Nanoseconds per tree-row against depth and against nodes per tree, one line per method."""
-    fig, (a1, a2) = _figure(1, 2, figsize=(10.5, 4))
+    fig, (a1, a2) = new_figure(1, 2, figsize=(10, 4))
     for m in dict.fromkeys(r["method"] for r in rows):
         mine = [r for r in rows if r["method"] == m]
         y = [r["ns_per_tree_row"] for r in mine]
@@ -81,7 +75,7 @@ def plot_time_vs_depth(rows: list[dict]):
 
 def plot_threads(rows: list[dict]):
     """Tree-rows per second against numba threads, one line per method."""
-    fig, ax = _figure(figsize=(6.4, 4.2))
+    fig, ax = new_figure(figsize=(6.4, 4.2))
     for m in dict.fromkeys(r["method"] for r in rows):
         mine = [r for r in rows if r["method"] == m]
         ax.plot([r["threads"] for r in mine], [r["tree_rows_per_second"] / 1e6 for r in mine], label=m,
@@ -96,7 +90,7 @@ def plot_threads(rows: list[dict]):
 
 def plot_phases(rows: list[dict]):
     """Decision and combining nanoseconds per row, stacked, per thread assignment and depth."""
-    fig, ax = _figure(figsize=(10, 4.6))
+    fig, ax = new_figure(figsize=(10, 4.6))
     labels = [f"depth {r['depth']}\n{r['assignment']}\n{r['n_tasks']} tasks" for r in rows]
     x = np.arange(len(rows))
     d = np.array([r["decide_ns_per_row"] for r in rows])
@@ -113,7 +107,7 @@ def plot_phases(rows: list[dict]):
 
 def plot_benchmark(result: dict):
     """Million tree-rows per second of each peer and dtlab method, per core and whole machine."""
-    fig, axes = _figure(1, 2, figsize=(12, 4.4), sharey=True)
+    fig, axes = new_figure(1, 2, figsize=(10, 4.4), sharey=True)
     cases = list(result["cases"])
     for ax, mode in zip(axes, ("per_core", "whole_machine")):
         names = ["peer", "traversal", "bitmask", "quickscorer"]
