@@ -41,7 +41,7 @@ from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, NJIT, split_thresho
 
 
 @numba.njit(**NJIT)
-def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
+def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_left, mcw):
     """Vectorised scan of one sorted segment: prefix sums, then every position at once.
 
     Parameters
@@ -63,6 +63,15 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
     thr : float32, FEATURE_THRESHOLD
     buf : float64 scratch (>= e - s)
     hbuf : float64 scratch (>= e - s), or None with ``h=None``
+    g_miss, h_miss : float
+        Gradient and hessian sums of the node's rows that are *not* in the
+        segment (missing values; gradient boosting): they join the left side
+        when ``miss_left`` and the right side otherwise.  0.0, 0.0 for the
+        greedy trees (every row present).
+    miss_left : bool
+    mcw : float
+        min_child_weight: a side whose ``H`` is below it is no candidate (0.0:
+        no constraint).
 
     Returns
     -------
@@ -76,14 +85,16 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
     for i in range(m):  # G of every prefix: the running sum as one scan
         acc += g[s + i]
         buf[i] = acc
-    g_total = acc
-    h_total = np.float64(m)
+    g_total = acc + g_miss
+    h_total = np.float64(m) + h_miss
     if h is not None:
         acc = 0.0
         for i in range(m):
             acc += h[s + i]
             hbuf[i] = acc
-        h_total = acc
+        h_total = acc + h_miss
+    g_shift = g_miss if miss_left else 0.0  # the missing rows' share of the left side
+    h_shift = h_miss if miss_left else 0.0
     lo = max(msl, 1)
     hi = m - msl
     if lo > hi:
@@ -100,13 +111,15 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
     x_after = xs[s + lo: s + hi + 1]
     for k in range(count):
         if h is None:
-            h_left = np.float64(lo + k)
+            h_left = np.float64(lo + k) + h_shift
         else:
-            h_left = left_h[k]
-        g_left = left_g[k]
+            h_left = left_h[k] + h_shift
+        g_left = left_g[k] + g_shift
         g_right = g_total - g_left
-        proxy = g_left * g_left / (h_left + lam) + g_right * g_right / ((h_total - h_left) + lam)
-        left_g[k] = proxy if x_after[k] > x_before[k] + thr else -np.inf
+        h_right = h_total - h_left
+        proxy = g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
+        ok = (x_after[k] > x_before[k] + thr) & (h_left >= mcw) & (h_right >= mcw)
+        left_g[k] = proxy if ok else -np.inf
     best = -np.inf
     best_k = -1
     for k in range(count):
@@ -306,7 +319,7 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     gain = 0.0
     ratio = 0.0
     if criterion == MSE:
-        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None)
+        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0)
     else:
         best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
                                               cnt[slot, 0], cnt[slot, 1])
