@@ -37,6 +37,8 @@ from .losses import NJIT
 
 #: XGBoost's kRtEps: a split must improve the loss by more than this.
 RT_EPS = 1e-6
+#: Below this many list entries a fit runs its kernels serially.
+PARALLEL_MIN_WORK = 1 << 18
 _ZERO32 = np.float32(0.0)
 
 
@@ -94,34 +96,47 @@ def _best_split_segment(vals, gl, hl, s, e, g_node, h_node, n_node, col_missing,
         g_miss = g_node - g_pres
         h_miss = h_node - h_pres
     root = _leaf_gain(g_node, h_node, lam)
-    # missing left (XGBoost's backward search, always run)
-    proxy, nl = _scan_prefix(vals, gl, hl, s, e, 1, lam, _ZERO32, buf, hbuf, g_miss, h_miss, True, mcw)
-    if nl > 0 and proxy - root > best:
-        best = proxy - root
-        thr = _midpoint(vals[s + nl - 1], vals[s + nl])
-        miss_left = True
-    if m < n_node:  # every present value right, the missing rows left
-        if h_pres >= mcw and h_miss >= mcw:
-            chg = _leaf_gain(g_miss, h_miss, lam) + _leaf_gain(g_pres, h_pres, lam) - root
-            if chg > best:
-                best = chg
-                lo = vals[s]
-                thr = lo - (abs(lo) + np.float32(RT_EPS))
-                miss_left = True
+    has_miss = m < n_node
+    # XGBoost's order of candidates, the first of equal gains kept: missing right from the smallest value up
+    # (only where the feature misses values), then missing left from the largest value down
     if col_missing:
-        proxy, nl = _scan_prefix(vals, gl, hl, s, e, 1, lam, _ZERO32, buf, hbuf, g_miss, h_miss, False, mcw)
+        proxy, nl = _scan_prefix(vals, gl, hl, s, e, 1, lam, _ZERO32, buf, hbuf, g_miss, h_miss, False, mcw,
+                                 False)
         if nl > 0 and proxy - root > best:
             best = proxy - root
             thr = _midpoint(vals[s + nl - 1], vals[s + nl])
             miss_left = False
-        if m < n_node and h_pres >= mcw and h_miss >= mcw:  # every present value left, missing right
+        if has_miss and h_pres >= mcw and h_miss >= mcw:  # every present value left, the missing rows right
             chg = _leaf_gain(g_pres, h_pres, lam) + _leaf_gain(g_miss, h_miss, lam) - root
             if chg > best:
                 best = chg
                 hi = vals[e - 1]
                 thr = hi + (abs(hi) + np.float32(RT_EPS))
                 miss_left = False
+    proxy, nl = _scan_prefix(vals, gl, hl, s, e, 1, lam, _ZERO32, buf, hbuf, g_miss, h_miss, True, mcw, True)
+    if nl > 0 and proxy - root > best:
+        best = proxy - root
+        thr = _midpoint(vals[s + nl - 1], vals[s + nl])
+        miss_left = True
+    if has_miss and h_pres >= mcw and h_miss >= mcw:  # every present value right, the missing rows left
+        chg = _leaf_gain(g_miss, h_miss, lam) + _leaf_gain(g_pres, h_pres, lam) - root
+        if chg > best:
+            best = chg
+            lo = vals[s]
+            thr = lo - (abs(lo) + np.float32(RT_EPS))
+            miss_left = True
     return best, thr, miss_left
+
+
+@numba.njit(**NJIT)
+def _find_splits_slice(f0, f1, slot, seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, col_missing, lam, mcw,
+                       buf, hbuf, f_gain, f_thr, f_left):
+    """Best split of every node on the features ``f0:f1`` (one worker's slice), scratch row ``slot``."""
+    for f in range(f0, f1):
+        for k in range(n_nodes):
+            f_gain[f, k], f_thr[f, k], f_left[f, k] = _best_split_segment(
+                vals, gl, hl, seg[f, k], seg[f, k + 1], node_g[k], node_h[k], node_n[k], col_missing[f],
+                lam, mcw, buf[slot], hbuf[slot])
 
 
 @numba.njit(parallel=True, **NJIT)
@@ -144,11 +159,9 @@ def _find_splits(seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, col_missing
     """
     n_features = seg.shape[0]
     for w in numba.prange(n_workers):
-        for f in range(w * n_features // n_workers, (w + 1) * n_features // n_workers):
-            for k in range(n_nodes):
-                f_gain[f, k], f_thr[f, k], f_left[f, k] = _best_split_segment(
-                    vals, gl, hl, seg[f, k], seg[f, k + 1], node_g[k], node_h[k], node_n[k], col_missing[f],
-                    lam, mcw, buf[w], hbuf[w])
+        _find_splits_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, w, seg, n_nodes,
+                           vals, gl, hl, node_g, node_h, node_n, col_missing, lam, mcw, buf, hbuf,
+                           f_gain, f_thr, f_left)
 
 
 @numba.njit(**NJIT)
@@ -164,7 +177,7 @@ def _reduce_splits(f_gain, n_nodes):
     return best_f, best
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, side):
     """``side[r] = 1`` for the rows of a splitting node that go left, 0 for those that go right.
 
@@ -175,11 +188,11 @@ def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, s
     which = np.full(seg.shape[1], -1, np.int64)
     for j in range(n_split):
         which[split_k[j]] = j
-    for r in numba.prange(pos.shape[0]):
+    for r in range(pos.shape[0]):  # serial: O(n), a parallel launch costs more on a busy machine
         k = pos[r]
         if k >= 0 and which[k] >= 0:
             side[r] = 1 if split_left[which[k]] else 0
-    for j in numba.prange(n_split):
+    for j in range(n_split):
         f = split_f[j]
         k = split_k[j]
         t = split_thr[j]
@@ -187,42 +200,58 @@ def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, s
             side[rows[i]] = 1 if vals[i] < t else 0
 
 
+@numba.njit(**NJIT)
+def _partition_slice(f0, f1, indptr, seg, split_k, side, rows, vals, gl, hl, rows_out, vals_out, gl_out, hl_out,
+                     new_seg):
+    """Stable partition of the lists ``f0:f1`` into the children's segments, left child first.
+
+    Child ``2 j`` (left) and ``2 j + 1`` (right) of the ``j``-th splitting node
+    get ``new_seg[f, 2 j]:new_seg[f, 2 j + 1]`` and ``new_seg[f, 2 j + 1]:new_seg[f, 2 j + 2]``;
+    the rows of nodes that stop splitting drop out of the lists.
+    """
+    n_split = split_k.shape[0]
+    for f in range(f0, f1):
+        out = indptr[f]
+        for j in range(n_split):
+            s = seg[f, split_k[j]]
+            e = seg[f, split_k[j] + 1]
+            for want in (1, 0):
+                new_seg[f, 2 * j + 1 - want] = out
+                for i in range(s, e):
+                    r = rows[i]
+                    if side[r] == want:
+                        rows_out[out] = r
+                        vals_out[out] = vals[i]
+                        gl_out[out] = gl[i]
+                        hl_out[out] = hl[i]
+                        out += 1
+        new_seg[f, 2 * n_split] = out
+
+
 @numba.njit(parallel=True, **NJIT)
 def _partition(indptr, seg, split_k, side, rows, vals, gl, hl, rows_out, vals_out, gl_out, hl_out, new_seg,
                n_workers):
-    """Stable partition of every list into the children's segments, left child first; finished nodes drop out.
-
-    Child ``2 j`` (left) and ``2 j + 1`` (right) of the ``j``-th splitting node
-    get ``new_seg[f, 2 j]:new_seg[f, 2 j + 1]`` and ``new_seg[f, 2 j + 1]:new_seg[f, 2 j + 2]``.
-    """
+    """:func:`_partition_slice` of every list, the features cut into ``n_workers`` slices."""
     n_features = indptr.shape[0] - 1
-    n_split = split_k.shape[0]
     for w in numba.prange(n_workers):
-        for f in range(w * n_features // n_workers, (w + 1) * n_features // n_workers):
-            out = indptr[f]
-            for j in range(n_split):
-                s = seg[f, split_k[j]]
-                e = seg[f, split_k[j] + 1]
-                for want in (1, 0):
-                    new_seg[f, 2 * j + 1 - want] = out
-                    for i in range(s, e):
-                        r = rows[i]
-                        if side[r] == want:
-                            rows_out[out] = r
-                            vals_out[out] = vals[i]
-                            gl_out[out] = gl[i]
-                            hl_out[out] = hl[i]
-                            out += 1
-            new_seg[f, 2 * n_split] = out
+        _partition_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, indptr, seg, split_k,
+                         side, rows, vals, gl, hl, rows_out, vals_out, gl_out, hl_out, new_seg)
 
 
-@numba.njit(parallel=True, **NJIT)
-def _gather(rows, g, h, gl, hl):
-    """The gradients in the lists' order: ``gl[i] = g[rows[i]]``."""
-    for i in numba.prange(rows.shape[0]):
+@numba.njit(**NJIT)
+def _gather_range(lo, hi, rows, g, h, gl, hl):
+    for i in range(lo, hi):
         r = rows[i]
         gl[i] = g[r]
         hl[i] = h[r]
+
+
+@numba.njit(parallel=True, **NJIT)
+def _gather(rows, g, h, gl, hl, n_workers):
+    """The gradients in the lists' order: ``gl[i] = g[rows[i]]``, in ``n_workers`` chunks."""
+    n = rows.shape[0]
+    for w in numba.prange(n_workers):
+        _gather_range(w * n // n_workers, (w + 1) * n // n_workers, rows, g, h, gl, hl)
 
 
 class ExactSearch:
@@ -242,6 +271,9 @@ class ExactSearch:
         self.col_missing = np.diff(data.indptr) < data.n_samples
         nnz = self.rows0.shape[0]
         self.n_workers = n_workers
+        # a parallel region costs tens of microseconds on a quiet machine and milliseconds on a busy one:
+        # small lists are scanned serially
+        self.parallel = n_workers > 1 and nnz >= PARALLEL_MIN_WORK
         self.buffers = [(np.empty(nnz, np.int32), np.empty(nnz, np.float32), np.empty(nnz, np.float32),
                          np.empty(nnz, np.float32)) for _ in range(2)]
         self.gl0 = np.empty(nnz, np.float32)
@@ -251,7 +283,10 @@ class ExactSearch:
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         """Gather this round's gradients into the sorted order; the root is each whole list."""
-        _gather(self.rows0, g, h, self.gl0, self.hl0)
+        if self.parallel:
+            _gather(self.rows0, g, h, self.gl0, self.hl0, self.n_workers)
+        else:
+            _gather_range(0, self.rows0.shape[0], self.rows0, g, h, self.gl0, self.hl0)
         self.lists = (self.rows0, self.vals0, self.gl0, self.hl0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
@@ -263,8 +298,11 @@ class ExactSearch:
         f_thr = np.empty((d, n_nodes), np.float32)
         f_left = np.empty((d, n_nodes), np.bool_)
         rows, vals, gl, hl = self.lists
-        _find_splits(self.seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, self.col_missing, lam, mcw,
-                     self.n_workers, self.buf, self.hbuf, f_gain, f_thr, f_left)
+        args = (self.seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, self.col_missing, lam, mcw)
+        if self.parallel:
+            _find_splits(*args, self.n_workers, self.buf, self.hbuf, f_gain, f_thr, f_left)
+        else:
+            _find_splits_slice(0, d, 0, *args, self.buf, self.hbuf, f_gain, f_thr, f_left)
         best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)
@@ -277,6 +315,10 @@ class ExactSearch:
         out = self.buffers[self.flip]
         self.flip ^= 1
         new_seg = np.empty((self.seg.shape[0], 2 * split_k.shape[0] + 1), np.int64)
-        _partition(self.indptr, self.seg, split_k, side, rows, vals, gl, hl, *out, new_seg, self.n_workers)
+        if self.parallel:
+            _partition(self.indptr, self.seg, split_k, side, rows, vals, gl, hl, *out, new_seg, self.n_workers)
+        else:
+            _partition_slice(0, self.seg.shape[0], self.indptr, self.seg, split_k, side, rows, vals, gl, hl, *out,
+                             new_seg)
         self.lists = out
         self.seg = new_seg

@@ -106,10 +106,10 @@ def _node_sums(pos, g, h, n_nodes):
     return node_g, node_h, node_n
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _advance(pos, side, which, level_ids, leaf_of_row):
     """Rows of splitting nodes move to child ``2 j`` (left) or ``2 j + 1``; the others settle in their leaf."""
-    for r in numba.prange(pos.shape[0]):
+    for r in range(pos.shape[0]):
         k = pos[r]
         if k < 0:
             continue

@@ -1,4 +1,5 @@
-"""Losses of second-order boosting: gradients and hessians of the margin, as XGBoost computes them.
+"""Losses of second-order boosting: gradients and hessians of the margin, as XGBoost computes them (serial
+loops: O(n) work, cheaper than a parallel launch on a busy machine).
 
 Each loss maps float32 margins (``n_samples`` or ``(n_samples, n_classes)``)
 and the encoded targets to float32 gradients ``g`` and hessians ``h``, in
@@ -17,9 +18,9 @@ NJIT = dict(cache=True, nogil=True, error_model="numpy")
 HESS_EPS = np.float32(1e-16)
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _squared_error(margin, y, g, h):
-    for i in numba.prange(margin.shape[0]):
+    for i in range(margin.shape[0]):
         g[i] = margin[i] - np.float32(y[i])
         h[i] = np.float32(1.0)
 
@@ -29,19 +30,19 @@ def _sigmoid32(x):
     return np.float32(1.0) / (np.float32(1.0) + np.exp(-x))
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _logistic(margin, y, g, h):
-    for i in numba.prange(margin.shape[0]):
+    for i in range(margin.shape[0]):
         p = _sigmoid32(margin[i])
         g[i] = p - np.float32(y[i])
         h[i] = max(p * (np.float32(1.0) - p), HESS_EPS)
 
 
-@numba.njit(parallel=True, **NJIT)
+@numba.njit(**NJIT)
 def _softmax(margin, y, g, h):
     """Gradients of every class at once: ``g``, ``h`` of shape (n_samples, n_classes)."""
     n_classes = margin.shape[1]
-    for i in numba.prange(margin.shape[0]):
+    for i in range(margin.shape[0]):
         top = margin[i, 0]
         for c in range(1, n_classes):
             top = max(top, margin[i, c])

@@ -41,7 +41,7 @@ from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, NJIT, split_thresho
 
 
 @numba.njit(**NJIT)
-def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_left, mcw):
+def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_left, mcw, last_on_ties):
     """Vectorised scan of one sorted segment: prefix sums, then every position at once.
 
     Parameters
@@ -72,13 +72,17 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_
     mcw : float
         min_child_weight: a side whose ``H`` is below it is no candidate (0.0:
         no constraint).
+    last_on_ties : bool
+        Among equal best proxies keep the last position instead of the first
+        (XGBoost enumerates its "missing left" candidates from the largest
+        value down and keeps the first of equal gains).
 
     Returns
     -------
     best : float64
         The best proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` (-inf if none).
     n_left : int
-        Left size of the best split, the first on ties (-1 if none).
+        Left size of the best split, the first on ties unless ``last_on_ties`` (-1 if none).
     """
     m = e - s
     acc = 0.0
@@ -122,10 +126,16 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_
         left_g[k] = proxy if ok else -np.inf
     best = -np.inf
     best_k = -1
-    for k in range(count):
-        if left_g[k] > best:
-            best = left_g[k]
-            best_k = k
+    if last_on_ties:
+        for k in range(count - 1, -1, -1):
+            if left_g[k] > best:
+                best = left_g[k]
+                best_k = k
+    else:
+        for k in range(count):
+            if left_g[k] > best:
+                best = left_g[k]
+                best_k = k
     if best_k < 0:
         return -np.inf, -1
     return best, lo + best_k
@@ -319,7 +329,8 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     gain = 0.0
     ratio = 0.0
     if criterion == MSE:
-        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0)
+        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0,
+                                False)
     else:
         best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
                                               cnt[slot, 0], cnt[slot, 1])

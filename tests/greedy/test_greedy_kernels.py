@@ -70,7 +70,7 @@ def test_mse_scans_agree_with_reference(rng, msl):
         m = int(rng.integers(2, 60))
         xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
         ys = rng.normal(size=m)
-        vec = _scans._scan_prefix(xs, ys, None, 0, m, msl, 0.0, _rules.FEATURE_THRESHOLD, np.empty(m), None, 0.0, 0.0, False, 0.0)
+        vec = _scans._scan_prefix(xs, ys, None, 0, m, msl, 0.0, _rules.FEATURE_THRESHOLD, np.empty(m), None, 0.0, 0.0, False, 0.0, False)
         inc = _scans._scan_mse_incremental(xs, ys, 0, m, msl, _rules.FEATURE_THRESHOLD)
         assert vec == inc  # same sums in the same order: bit for bit
         ref = _reference_best_split(xs, ys, msl)
@@ -97,8 +97,8 @@ def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
     for trial in range(20):
         n, s, e, xs = _sorted_segment(rng, trial)
         g = rng.normal(size=n)
-        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, 0.0, 0.0, False, 0.0)
-        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), 0.0, 0.0, False, 0.0)
+        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, 0.0, 0.0, False, 0.0, False)
+        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), 0.0, 0.0, False, 0.0, False)
         inc = _scans._scan_mse_incremental(xs, g, s, e, msl, thr)
         assert unit == ones == inc  # bit for bit
 
@@ -126,7 +126,7 @@ def test_prefix_scan_with_hessians_is_the_gain_formula(rng, msl):
         g = rng.normal(size=n)
         h = rng.uniform(0.05, 1.0, size=n)  # e.g. p (1 - p) of a logistic loss
         lam = float(rng.choice([0.0, 0.5, 3.0]))
-        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n), 0.0, 0.0, False, 0.0)
+        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n), 0.0, 0.0, False, 0.0, False)
         ref_best, ref_nl = _reference_gain_scan(xs[s:e], g[s:e], h[s:e], lam, msl)
         assert nl == ref_nl
         if ref_nl > 0:
