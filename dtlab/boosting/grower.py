@@ -167,7 +167,7 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
         if not split_k.shape[0]:
             break
         children = []
-        for j, k in enumerate(split_k):
+        for k in split_k:
             node = int(level_ids[k])
             feature[node], threshold[node], miss[node], gain[node] = int(best_f[k]), thr[k], bool(mleft[k]), best[k]
             for child_side in (left, right):

@@ -43,7 +43,7 @@ def _reference_split(x, g, h, lam, mcw, col_missing):
 @pytest.mark.parametrize("mcw", [0.0, 3.0])
 def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
     n_found = 0
-    for trial in range(40):
+    for _ in range(40):
         n = int(rng.integers(2, 60))
         x = rng.normal(size=n).astype(np.float32)
         x[rng.random(n) < missing] = np.nan
@@ -52,10 +52,8 @@ def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
         g = rng.normal(size=n).astype(np.float32)
         h = rng.uniform(0.1, 1.0, size=n).astype(np.float32)
         lam = float(rng.choice([0.0, 1.0]))
-        col = scipy.sparse.csc_matrix(np.where(np.isnan(x), 0, x)[:, None])
         pres = np.flatnonzero(~np.isnan(x))
         rows, vals = presort_columns(np.array([0, len(pres)]), pres.astype(np.int32), x[pres])
-        del col
         gl, hl = g[rows], h[rows]
         col_missing = len(pres) < n
         got = _best_split_segment(vals, gl, hl, 0, len(pres), float(g.sum(dtype=np.float64)),
