@@ -1,0 +1,231 @@
+"""Histogram split search: quantile bins, one gradient histogram per node, the sibling by subtraction.
+
+Each feature's present values are cut into at most ``max_bins - 1`` bins
+(midpoints between distinct values when there are few, quantiles otherwise);
+the last bin, ``max_bins - 1``, holds the missing values.  Per level, the
+histogram of (g, h) per feature and bin is built only for the smaller child of
+each split, from its rows; the larger child's is its parent's minus it (the
+subtraction trick: half the rows are never read).  The best split per node
+and feature is the greedy trees' prefix-sum scan
+(:func:`dtlab.greedy._scans._scan_prefix`) run over bins instead of rows,
+missing values tried on both sides.  The work per level is O(rows of the
+smaller children x features) for the histograms plus O(nodes x features x
+bins) for the scans, against O(present entries) for the exact search.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..greedy._scans import _scan_prefix
+from ._exact import PARALLEL_MIN_WORK, RT_EPS, _leaf_gain
+from .losses import NJIT
+
+
+def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
+    """Cut points of one feature's present values (float32, increasing): a value's bin is the number of cuts
+    ``<= value``, and ``x < cuts[b]`` holds exactly for the bins ``<= b``.
+
+    At most ``max_bins - 2`` cuts (``max_bins - 1`` bins for present values):
+    midpoints between neighbouring distinct values when they are few enough,
+    else quantiles of the values.
+    """
+    distinct = np.unique(values)
+    if distinct.shape[0] <= 1:
+        return np.empty(0, np.float32)
+    if distinct.shape[0] <= max_bins - 1:
+        mids = (distinct[:-1] + distinct[1:]) * np.float32(0.5)
+        return np.where(mids == distinct[:-1], distinct[1:], mids).astype(np.float32)
+    q = np.quantile(values, np.linspace(0, 1, max_bins)[1:-1], method="linear").astype(np.float32)
+    cuts = np.unique(q)
+    return cuts[cuts > distinct[0]]  # no empty first bin
+
+
+@numba.njit(**NJIT)
+def _build_slice(f0, f1, binsT, order, nseg, build, slots, g, h, hg, hh):
+    """Histograms of the nodes ``build`` on the features ``f0:f1``: ``hg[slots[j], f, bin] += g[row]``."""
+    for f in range(f0, f1):
+        for j in range(build.shape[0]):
+            k = build[j]
+            out = slots[j]
+            for b in range(hg.shape[2]):
+                hg[out, f, b] = 0.0
+                hh[out, f, b] = 0.0
+            for i in range(nseg[k], nseg[k + 1]):
+                r = order[i]
+                b = binsT[f, r]
+                hg[out, f, b] += g[r]
+                hh[out, f, b] += h[r]
+
+
+@numba.njit(parallel=True, **NJIT)
+def _build(binsT, order, nseg, build, slots, g, h, hg, hh, n_workers):
+    d = binsT.shape[0]
+    for w in numba.prange(n_workers):
+        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, binsT, order, nseg, build, slots, g, h, hg, hh)
+
+
+@numba.njit(**NJIT)
+def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_bins, buf, hbuf):
+    """Best split of one node and feature from its histogram: (loss_chg, last bin on the left, missing_left).
+
+    The bin "all present values on one side" is ``n_bins - 1`` (present left)
+    or -1 (present right); the missing bin is ``hg[-1]``.
+    """
+    miss = hg.shape[0] - 1
+    g_miss, h_miss = hg[miss], hh[miss]
+    root = _leaf_gain(g_node, h_node, lam)
+    best = 0.0
+    best_bin = -2
+    best_left = True
+    g_pres = g_node - g_miss
+    h_pres = h_node - h_miss
+    for direction in range(0 if col_missing else 1, 2):  # missing right (only where some miss), then left
+        miss_left = direction == 1
+        proxy, nl = _scan_prefix(pos_bins, hg, hh, 0, n_bins, 1, lam, np.float32(0.0), buf, hbuf, g_miss, h_miss,
+                                 miss_left, mcw, False)
+        if nl > 0 and proxy - root > best:
+            best, best_bin, best_left = proxy - root, nl - 1, miss_left
+        if col_missing and h_miss > 0.0 and h_miss >= mcw and h_pres >= mcw:
+            chg = _leaf_gain(g_pres, h_pres, lam) + _leaf_gain(g_miss, h_miss, lam) - root
+            if chg > best:
+                best, best_bin, best_left = chg, (-1 if miss_left else n_bins - 1), miss_left
+    return best, best_bin, best_left
+
+
+@numba.njit(**NJIT)
+def _find_slice(f0, f1, slot, n_nodes, hg, hh, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, buf, hbuf,
+                f_gain, f_bin, f_left):
+    for f in range(f0, f1):
+        for k in range(n_nodes):
+            f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
+                hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
+                buf[slot], hbuf[slot])
+
+
+@numba.njit(parallel=True, **NJIT)
+def _find(n_nodes, hg, hh, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, buf, hbuf, f_gain, f_bin,
+          f_left, n_workers):
+    d = hg.shape[1]
+    for w in numba.prange(n_workers):
+        _find_slice(w * d // n_workers, (w + 1) * d // n_workers, w, n_nodes, hg, hh, n_bins, node_g, node_h,
+                    col_missing, lam, mcw, pos_bins, buf, hbuf, f_gain, f_bin, f_left)
+
+
+@numba.njit(**NJIT)
+def _split_rows(binsT, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, order_out, new_seg):
+    """Each splitting node's rows to its children (left child first, row order kept); the others drop out."""
+    out = 0
+    for j in range(split_k.shape[0]):
+        k = split_k[j]
+        f = split_f[j]
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            b = binsT[f, r]
+            side[r] = (1 if split_left[j] else 0) if b == miss_bin else (1 if b <= split_bin[j] else 0)
+        for want in (1, 0):
+            new_seg[2 * j + 1 - want] = out
+            for i in range(nseg[k], nseg[k + 1]):
+                r = order[i]
+                if side[r] == want:
+                    order_out[out] = r
+                    out += 1
+    new_seg[2 * split_k.shape[0]] = out
+
+
+class HistSearch:
+    """The histogram split finder of one fit: binned data, row order per node, the level's histograms.
+
+    Parameters
+    ----------
+    data : :class:`dtlab.boosting.grower.ColumnData`
+    n_workers : int
+    max_bins : int in [2, 256]
+    """
+
+    def __init__(self, data, n_workers: int, max_bins: int):
+        d, n = data.n_features, data.n_samples
+        self.n_bins_total = max_bins
+        self.miss_bin = max_bins - 1
+        self.binsT = np.full((d, n), self.miss_bin, np.uint8)
+        self.cuts = []
+        for f in range(d):
+            s, e = data.indptr[f], data.indptr[f + 1]
+            cuts = bin_edges(data.values[s:e], max_bins)
+            self.cuts.append(cuts)
+            self.binsT[f, data.indices[s:e]] = np.searchsorted(cuts, data.values[s:e], side="right")
+        self.n_bins = np.array([c.shape[0] + 1 for c in self.cuts], np.int64)
+        self.col_missing = np.diff(data.indptr) < n
+        self.n_workers = n_workers
+        self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
+        self.pos_bins = np.arange(max_bins, dtype=np.float32)
+        self.buf = np.empty((n_workers, max_bins))
+        self.hbuf = np.empty_like(self.buf)
+        self.order_buf = np.empty(n, np.int32)
+
+    def _build(self, build, slots):
+        args = (self.binsT, self.order, self.nseg, build, slots, self.g, self.h, self.hg, self.hh)
+        if self.parallel:
+            _build(*args, self.n_workers)
+        else:
+            _build_slice(0, self.binsT.shape[0], *args)
+
+    def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
+        n = g.shape[0]
+        self.g, self.h = g, h
+        self.order = np.arange(n, dtype=np.int32)
+        self.nseg = np.array([0, n], np.int64)
+        shape = (1, self.binsT.shape[0], self.n_bins_total)
+        self.hg, self.hh = np.empty(shape), np.empty(shape)
+        self._build(np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+    def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
+        """Best split of each node of the level: ``(feature, loss_chg, threshold, missing_left)`` arrays."""
+        d = self.binsT.shape[0]
+        f_gain = np.empty((d, n_nodes))
+        f_bin = np.empty((d, n_nodes), np.int64)
+        f_left = np.empty((d, n_nodes), np.bool_)
+        args = (n_nodes, self.hg, self.hh, self.n_bins, node_g, node_h, self.col_missing, lam, mcw, self.pos_bins,
+                self.buf, self.hbuf, f_gain, f_bin, f_left)
+        if self.parallel:
+            _find(*args, self.n_workers)
+        else:
+            _find_slice(0, d, 0, *args)
+        best_f = np.full(n_nodes, -1, np.int64)
+        best = np.zeros(n_nodes)
+        for k in range(n_nodes):
+            f = int(np.argmax(f_gain[:, k]))  # the first of equal gains
+            if f_gain[f, k] > RT_EPS:
+                best_f[k], best[k] = f, f_gain[f, k]
+        fk = np.maximum(best_f, 0)
+        self.split_bin = f_bin[fk, np.arange(n_nodes)]
+        thr = np.empty(n_nodes, np.float32)
+        for k in range(n_nodes):
+            thr[k] = self._threshold(int(fk[k]), int(self.split_bin[k]))
+        return best_f, best, thr, f_left[fk, np.arange(n_nodes)]
+
+    def _threshold(self, f: int, b: int) -> np.float32:
+        """``x < threshold`` for the bins ``<= b`` (``b = -1``: no present value; ``b = n_bins - 1``: all)."""
+        cuts = self.cuts[f]
+        if 0 <= b < cuts.shape[0]:
+            return cuts[b]
+        return np.float32(-np.inf) if b < 0 else np.float32(np.inf)
+
+    def split(self, split_k, split_f, split_thr, split_left, pos, side) -> None:
+        """Rows to the children, then the children's histograms: the smaller one built, the other subtracted."""
+        n_split = split_k.shape[0]
+        new_seg = np.empty(2 * n_split + 1, np.int64)
+        _split_rows(self.binsT, self.order, self.nseg, split_k, split_f, self.split_bin[split_k], split_left,
+                    self.miss_bin, side, self.order_buf, new_seg)
+        self.order, self.order_buf = self.order_buf, self.order
+        self.nseg = new_seg
+        sizes = np.diff(new_seg)
+        small = np.where(sizes[0::2] <= sizes[1::2], 2 * np.arange(n_split), 2 * np.arange(n_split) + 1)
+        parent_g, parent_h = self.hg[split_k], self.hh[split_k]
+        shape = (2 * n_split,) + self.hg.shape[1:]
+        self.hg, self.hh = np.empty(shape), np.empty(shape)
+        self._build(small.astype(np.int64), small.astype(np.int64))
+        large = small ^ 1
+        self.hg[large] = parent_g - self.hg[small]
+        self.hh[large] = parent_h - self.hh[small]
