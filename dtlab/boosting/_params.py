@@ -61,15 +61,16 @@ def fit_data(X) -> tuple[ColumnData, list[str] | None]:
     return ColumnData.from_input(X), names
 
 
-def predict_rows(X, n_features: int, chunk: int = 65_536):
+def predict_rows(X, n_features: int, who: str = "the model", chunk: int = 65_536):
     """Rows to predict as float32 dense blocks (NaN = missing); sparse input is densified a block at a time,
-    its absent entries becoming NaN.  Yields arrays of shape (<= chunk, n_features)."""
+    its absent entries becoming NaN.  Yields arrays of shape (<= chunk, n_features); ``who`` names the
+    model in the error for a wrong number of features."""
     check_sklearn_input_shape(X)
     X = to_host(X)
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] != n_features:
+        raise ValueError(f"X has {shape[1]} features, but {who} is expecting {n_features} features as input")
     if scipy.sparse.issparse(X):
-        if X.shape[1] != n_features:
-            raise ValueError(f"X has {X.shape[1]} features, but {n_features} were expected (the number seen "
-                             "during fit)")
         csr = scipy.sparse.csr_matrix(X, dtype=np.float32)
         for s in range(0, max(csr.shape[0], 1), chunk):
             block = csr[s:s + chunk]

@@ -146,7 +146,7 @@ class _GBDT(BaseEstimator):
         if self.best_iteration_ is not None:
             n_trees = (self.best_iteration_ + 1) * self.n_outputs_
         blocks = [predict_margin(self.forest_, b, self.n_outputs_, self.base_margin_, n_trees)
-                  for b in _params.predict_rows(X, self.n_features_in_)]
+                  for b in _params.predict_rows(X, self.n_features_in_, type(self).__name__)]
         return np.concatenate(blocks) if blocks else np.empty((0, self.n_outputs_), np.float32)
 
     def save_json(self, path: str | Path) -> None:
@@ -218,7 +218,7 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         self.classes_, codes = encode_labels(y)
         n_classes = self.classes_.shape[0]
         if n_classes < 2:
-            raise ValueError(f"y has a single class ({self.classes_[0]!r}); a classifier needs at least two")
+            raise ValueError(f"y has one class only ({self.classes_[0]!r}); a classifier needs at least two")
         if n_classes == 2:
             loss, n_outputs = LOSSES["logistic"], 1
             p = float(np.mean(codes)) if self.base_score is None else self.base_score
@@ -255,4 +255,5 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class label of each row."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
