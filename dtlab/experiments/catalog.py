@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-#: Technique slugs, in the order their figures appear (future: "boosting", "inference").
-TECHNIQUES = ("greedy", "evolution", "linear")
+#: Technique slugs, in the order their figures appear (future: "inference").
+TECHNIQUES = ("greedy", "evolution", "linear", "boosting")
 
 #: The foundation tour's slug.
 TOUR = "tour"
