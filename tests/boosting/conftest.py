@@ -3,7 +3,8 @@
 import json
 
 import numpy as np
-import pytest
+
+from dtlab.boosting.compare import tree_difference
 
 
 def tie_free(rng, n=600, d=5, missing=0.0, task="regression"):
@@ -22,38 +23,7 @@ def xgb_tree_nodes(booster, t):
     return json.loads(booster.get_dump(dump_format="json")[t])
 
 
-def assert_same_tree(tree, xnode, X, node=0, rows=None, rtol=1e-5):
-    """Recursively: the same split of the training rows at every node (feature, threshold, missing side);
-    leaves within ``rtol``.
-
-    Splits are compared as partitions of the node's training rows ``X[rows]``:
-    where two candidates make the same partition (both missing directions
-    when no row of the node misses the feature; "missing left, present right"
-    against "present left, missing right", the same partition with the sides
-    swapped) their gains are equal and which one XGBoost keeps is float
-    rounding.  Thresholds must be equal whenever present values fall on both
-    sides.
-    """
-    rows = np.arange(X.shape[0]) if rows is None else rows
-    if tree.left[node] == -1:
-        assert "leaf" in xnode, f"node {node} is a leaf here, a split in XGBoost"
-        assert tree.value[node] == pytest.approx(xnode["leaf"], rel=rtol, abs=1e-6)
-        return
-    assert "split" in xnode, f"node {node} splits here, XGBoost has a leaf"
-    f = tree.feature[node]
-    assert int(xnode["split"][1:]) == f
-    x = X[rows, f]
-    ours = np.where(np.isnan(x), tree.missing_left[node], x < tree.threshold[node])
-    thr = np.float32(xnode["split_condition"])
-    theirs = np.where(np.isnan(x), xnode["missing"] == xnode["yes"], x < thr)
-    pres = ~np.isnan(x)
-    if ours[pres].any() and not ours[pres].all():
-        assert thr == tree.threshold[node]
-    kids = {c["nodeid"]: c for c in xnode["children"]}
-    if (ours == theirs).all():
-        yes, no = kids[xnode["yes"]], kids[xnode["no"]]
-    else:
-        assert (ours == ~theirs).all(), f"node {node}: a different split of the rows"
-        yes, no = kids[xnode["no"]], kids[xnode["yes"]]
-    assert_same_tree(tree, yes, X, tree.left[node], rows[ours], rtol)
-    assert_same_tree(tree, no, X, tree.right[node], rows[~ours], rtol)
+def assert_same_tree(tree, xnode, X):
+    """The same split of the training rows at every node, leaves within 1e-5 (see dtlab.boosting.compare)."""
+    difference = tree_difference(tree, xnode, X)
+    assert difference is None, difference

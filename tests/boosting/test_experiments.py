@@ -1,0 +1,46 @@
+"""Boosting experiments and plots on tiny inputs (the producers' logic, not their timings)."""
+
+import numpy as np
+
+from dtlab.boosting import experiments as E
+from dtlab.boosting import plots
+from dtlab.experiments.catalog import TECHNIQUES, load_all
+from dtlab.experiments.registry import BENCHMARKS, FIGURES
+from dtlab.experiments.timing import threads_for
+
+
+def test_producers_are_registered():
+    load_all()
+    assert "boosting" in TECHNIQUES
+    assert "boosting_vs_peers" in BENCHMARKS and "boosting_worker_scaling" in FIGURES
+    assert BENCHMARKS["boosting_vs_peers"].technique == "boosting"
+
+
+def test_synthetic_is_learnable_and_holes_are_nan():
+    X, y = E.synthetic(2_000, 8, missing=0.1, seed=1)
+    assert X.shape == (2_000, 8) and X.dtype == np.float32 and 0.05 < np.isnan(X).mean() < 0.15
+    assert 0.3 < y.mean() < 0.7
+
+
+def test_time_per_tree_and_comparisons_state_threads():
+    X, y = E.synthetic(600, 5, seed=0)
+    rows = E.time_per_tree(X[:400], y[:400], X[400:], y[400:], n_trees=3, max_depth=3, repeats=1)
+    assert {r["contender"] for r in rows} == set(E.CONTENDERS)
+    assert all(r["threads"] == threads_for(r["mode"]) and r["seconds"] > 0 and 0.5 < r["auc"] <= 1 for r in rows)
+    comps = E.comparisons_of(rows, dataset="tiny")
+    assert len(comps) == 8 and all(c["threads"]["dtlab"] == c["threads"]["peer"] for c in comps)
+    fig = plots.plot_time_per_tree({"tiny": rows})
+    assert fig.axes[0].get_yscale() == "log"
+    caption = plots.peer_captions({"comparisons": [dict(c, dataset="synthetic") for c in comps],
+                                   "load_average_before": [1.0, 1.0, 1.0]})
+    assert "per core" in caption["boosting_time_per_tree"]
+
+
+def test_worker_scaling_rows():
+    X, y = E.synthetic(500, 4, seed=0)
+    rows = E.worker_scaling(X, y, workers=(1, 2), n_trees=2, max_depth=3, repeats=1)
+    assert [(r["split_method"], r["workers"]) for r in rows] == [("exact", 1), ("exact", 2), ("hist", 1), ("hist", 2)]
+    assert rows[0]["speedup"] == 1.0
+    fig = plots.plot_worker_scaling(rows)
+    assert fig.axes[0].get_xlabel().startswith("workers")
+    assert "exact" in plots.scaling_captions({"rows": rows, "n_samples": 500})["boosting_worker_scaling"]
