@@ -18,7 +18,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ..experiments.registry import RunContext, register_benchmark, register_figure
-from ..experiments.timing import MODES, comparison, load_average, numba_threads, paired_times, threads_for
+from ..experiments.timing import (
+    MODES,
+    comparison,
+    load_average,
+    machine_threads,
+    numba_threads,
+    paired_times,
+    threads_for,
+)
 from . import plots
 from .estimators import GBDTClassifier
 
@@ -154,7 +162,22 @@ def worker_scaling(X, y, *, workers=(1, 2), n_trees: int = 10, max_depth: int = 
     return rows
 
 
-def _test_split(X, y, fraction: float = 0.25):
+def exact_vs_hist(rows: int, features: int, missing: float, workers: int, *, n_trees: int = 10,
+                  max_depth: int = 6, seed: int = 0) -> dict[str, float]:
+    """Milliseconds per tree of the exact and histogram searches on synthetic data (one fit each, compiled
+    beforehand), for the notebook's widgets."""
+    X, y = synthetic(rows, features, missing=missing, seed=seed)
+    out = {}
+    for method in ("exact", "hist"):
+        fit = contender(f"dtlab {method}", n_trees, max_depth, workers)
+        fit(X[:200], y[:200])  # compilation stays out of the timing
+        start = time.perf_counter()
+        fit(X, y)
+        out[f"{method} ms/tree"] = round((time.perf_counter() - start) / n_trees * 1e3, 2)
+    return out
+
+
+def test_split(X, y, fraction: float = 0.25):
     cut = int(X.shape[0] * (1 - fraction))
     return X[:cut], y[:cut], X[cut:], y[cut:]
 
@@ -175,7 +198,7 @@ def _peers_benchmark(ctx: RunContext) -> dict:
                            "issue_reference_seconds": ISSUE_REFERENCE_SECONDS}
     frames, comps = {}, []
     for name, (X, y) in sets.items():
-        Xtr, ytr, Xte, yte = _test_split(X, y)
+        Xtr, ytr, Xte, yte = test_split(X, y)
         start = time.perf_counter()
         rows = time_per_tree(Xtr, ytr, Xte, yte, repeats=ctx.pick(3, 5))
         frames[name] = rows
@@ -200,8 +223,6 @@ def _peers_benchmark(ctx: RunContext) -> dict:
                              "(the paper's Fig. 9 analogue)",
                  captions=plots.scaling_captions)
 def _scaling_figure(ctx: RunContext) -> dict:
-    from ..experiments.timing import machine_threads
-
     X, y = synthetic(ctx.pick(40_000, 500_000), seed=ctx.seed)
     workers = tuple(range(1, machine_threads() + 1))
     rows = worker_scaling(X, y, workers=workers, repeats=ctx.pick(3, 5))
