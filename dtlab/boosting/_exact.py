@@ -2,13 +2,13 @@
 
 Every feature is sorted once per fit (:func:`dtlab.greedy._presort.presort_columns`);
 its list holds only the present entries (absent from a CSC matrix, or NaN), so
-a node's missing rows are those its segment lacks.  In each round the
-gradients are gathered into the lists' order; at each level every node is one
-contiguous segment of every list.  Per node and feature the greedy trees'
-prefix-sum scan (:func:`dtlab.greedy._scans._scan_prefix`) gives ``G_L, H_L``
-at every candidate and ranks them by ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)``;
-it is run twice, the missing rows on the left and on the right, as in the
-paper.  After the level's splits every list is partitioned stably into the
+a node's missing rows are those its segment lacks.  At each level every node
+is one contiguous segment of every list.  Per node and feature the greedy trees'
+prefix-sum scan (the ranking half of :func:`dtlab.greedy._scans._scan_prefix`,
+:func:`~dtlab.greedy._scans._rank_prefix`) gives ``G_L, H_L`` at every candidate
+and ranks them by ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)``; the prefix sums are
+formed once and ranked twice, the missing rows on the left and on the right, as
+in the paper.  After the level's splits every list is partitioned stably into the
 children's segments (no re-sorting).
 
 Feature-parallel, as the paper's core groups: the features are cut into as
@@ -32,7 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..greedy._scans import _scan_prefix
+from ..greedy._scans import _rank_prefix
 from .losses import NJIT
 
 #: XGBoost's kRtEps: a split must improve the loss by more than this.
@@ -55,13 +55,28 @@ def _midpoint(lo, hi):
 
 
 @numba.njit(**NJIT)
-def _best_split_segment(vals, gl, hl, s, e, g_node, h_node, n_node, col_missing, lam, mcw, buf, hbuf):
+def _prefix_through_rows(rows, g, h, s, e, gbuf, hbuf):
+    """Prefix sums of the gradients of the rows ``rows[s:e]``, read through the row ids: (G, H) of the segment."""
+    acc_g = 0.0
+    acc_h = 0.0
+    for i in range(e - s):
+        r = rows[s + i]
+        acc_g += g[r]
+        acc_h += h[r]
+        gbuf[i] = acc_g
+        hbuf[i] = acc_h
+    return acc_g, acc_h
+
+
+@numba.njit(**NJIT)
+def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_missing, lam, mcw, gbuf, hbuf, obuf):
     """Best split of one node on one feature, from the node's segment ``[s, e)`` of the feature's list.
 
     Parameters
     ----------
     vals : float32 array (nnz,), sorted on ``[s, e)``
-    gl, hl : float32 arrays (nnz,), gradients and hessians in the lists' order
+    rows : int32 array (nnz,), the row of each entry
+    g, h : float32 arrays (n_samples,), gradients and hessians per row
     s, e : int
     g_node, h_node : float64
         Sums over every row of the node (present or missing).
@@ -71,7 +86,7 @@ def _best_split_segment(vals, gl, hl, s, e, g_node, h_node, n_node, col_missing,
         Whether the feature has missing values anywhere (XGBoost searches
         "missing right" only then).
     lam, mcw : float64
-    buf, hbuf : float64 scratch (>= e - s)
+    gbuf, hbuf, obuf : float64 scratch (>= e - s)
 
     Returns
     -------
@@ -85,23 +100,19 @@ def _best_split_segment(vals, gl, hl, s, e, g_node, h_node, n_node, col_missing,
     m = e - s
     if m == 0:
         return best, thr, miss_left
-    g_pres = 0.0
-    h_pres = 0.0
-    for i in range(s, e):
-        g_pres += gl[i]
-        h_pres += hl[i]
+    g_pres, h_pres = _prefix_through_rows(rows, g, h, s, e, gbuf, hbuf)
     g_miss = 0.0
     h_miss = 0.0
-    if m < n_node:  # exact zeros without missing rows: no rounding noise on the missing side
+    has_miss = m < n_node
+    if has_miss:  # exact zeros without missing rows: no rounding noise on the missing side
         g_miss = g_node - g_pres
         h_miss = h_node - h_pres
     root = _leaf_gain(g_node, h_node, lam)
-    has_miss = m < n_node
     # XGBoost's order of candidates, the first of equal gains kept: missing right from the smallest value up
     # (only where the feature misses values), then missing left from the largest value down
     if col_missing:
-        proxy, nl = _scan_prefix(vals, gl, hl, s, e, 1, lam, _ZERO32, buf, hbuf, g_miss, h_miss, False, mcw,
-                                 False)
+        proxy, nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, False,
+                                 mcw, False, obuf)
         if nl > 0 and proxy - root > best:
             best = proxy - root
             thr = _midpoint(vals[s + nl - 1], vals[s + nl])
@@ -113,7 +124,8 @@ def _best_split_segment(vals, gl, hl, s, e, g_node, h_node, n_node, col_missing,
                 hi = vals[e - 1]
                 thr = hi + (abs(hi) + np.float32(RT_EPS))
                 miss_left = False
-    proxy, nl = _scan_prefix(vals, gl, hl, s, e, 1, lam, _ZERO32, buf, hbuf, g_miss, h_miss, True, mcw, True)
+    proxy, nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, True, mcw,
+                             True, obuf)
     if nl > 0 and proxy - root > best:
         best = proxy - root
         thr = _midpoint(vals[s + nl - 1], vals[s + nl])
@@ -129,19 +141,19 @@ def _best_split_segment(vals, gl, hl, s, e, g_node, h_node, n_node, col_missing,
 
 
 @numba.njit(**NJIT)
-def _find_splits_slice(f0, f1, slot, seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, col_missing, lam, mcw,
-                       buf, hbuf, f_gain, f_thr, f_left):
-    """Best split of every node on the features ``f0:f1`` (one worker's slice), scratch row ``slot``."""
+def _find_splits_slice(f0, f1, slot, seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam,
+                       mcw, bufs, f_gain, f_thr, f_left):
+    """Best split of every node on the features ``f0:f1`` (one worker's slice), scratch ``bufs[:, slot]``."""
     for f in range(f0, f1):
         for k in range(n_nodes):
             f_gain[f, k], f_thr[f, k], f_left[f, k] = _best_split_segment(
-                vals, gl, hl, seg[f, k], seg[f, k + 1], node_g[k], node_h[k], node_n[k], col_missing[f],
-                lam, mcw, buf[slot], hbuf[slot])
+                vals, rows, g, h, seg[f, k], seg[f, k + 1], node_g[k], node_h[k], node_n[k], col_missing[f],
+                lam, mcw, bufs[0, slot], bufs[1, slot], bufs[2, slot])
 
 
 @numba.njit(parallel=True, **NJIT)
-def _find_splits(seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, col_missing, lam, mcw, n_workers,
-                 buf, hbuf, f_gain, f_thr, f_left):
+def _find_splits(seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam, mcw, bufs, f_gain,
+                 f_thr, f_left, n_workers):
     """Best split of every (feature, node) of a level, features cut into ``n_workers`` slices.
 
     Parameters
@@ -149,19 +161,20 @@ def _find_splits(seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, col_missing
     seg : int64 array (n_features, >= n_nodes + 1)
         Node ``k``'s segment of feature ``f`` is ``seg[f, k]:seg[f, k + 1]``.
     n_nodes : int
-    vals, gl, hl : the lists (float32, (nnz,))
+    vals, rows : the lists (float32 and int32, (nnz,))
+    g, h : float32 arrays (n_samples,)
     node_g, node_h : float64 arrays (n_nodes,); node_n : int64 array (n_nodes,)
     col_missing : bool array (n_features,)
     lam, mcw : float
-    n_workers : int
-    buf, hbuf : float64 scratch (n_workers, n_samples)
+    bufs : float64 scratch (3, n_workers, n_samples)
     f_gain, f_thr, f_left : outputs (n_features, n_nodes): float64, float32, bool
+    n_workers : int
     """
     n_features = seg.shape[0]
     for w in numba.prange(n_workers):
         _find_splits_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, w, seg, n_nodes,
-                           vals, gl, hl, node_g, node_h, node_n, col_missing, lam, mcw, buf, hbuf,
-                           f_gain, f_thr, f_left)
+                           vals, rows, g, h, node_g, node_h, node_n, col_missing, lam, mcw, bufs, f_gain, f_thr,
+                           f_left)
 
 
 @numba.njit(**NJIT)
@@ -183,12 +196,13 @@ def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, s
 
     Rows start on their node's missing side, then each splitting node's
     segment of its feature (its present values) overwrites them by ``x < thr``.
+    Serial: O(n), and a parallel launch costs more than that on a busy machine.
     """
     n_split = split_k.shape[0]
     which = np.full(seg.shape[1], -1, np.int64)
     for j in range(n_split):
         which[split_k[j]] = j
-    for r in range(pos.shape[0]):  # serial: O(n), a parallel launch costs more on a busy machine
+    for r in range(pos.shape[0]):
         k = pos[r]
         if k >= 0 and which[k] >= 0:
             side[r] = 1 if split_left[which[k]] else 0
@@ -201,13 +215,20 @@ def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, s
 
 
 @numba.njit(**NJIT)
-def _partition_slice(f0, f1, indptr, seg, split_k, side, rows, vals, gl, hl, rows_out, vals_out, gl_out, hl_out,
-                     new_seg):
+def _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg,
+                     tmp_rows, tmp_vals):
     """Stable partition of the lists ``f0:f1`` into the children's segments, left child first.
 
     Child ``2 j`` (left) and ``2 j + 1`` (right) of the ``j``-th splitting node
     get ``new_seg[f, 2 j]:new_seg[f, 2 j + 1]`` and ``new_seg[f, 2 j + 1]:new_seg[f, 2 j + 2]``;
     the rows of nodes that stop splitting drop out of the lists.
+
+    Branch-free, as the greedy trees' :func:`dtlab.greedy._presort._partition_feature`:
+    every entry is written to the next left slot of the output and to the next
+    slot of the scratch row ``slot``, and its side moves one of the two
+    cursors; the right entries are then copied after the left ones.  Which rows
+    go left looks random in any other feature's order, so a branch would be
+    mispredicted half the time.
     """
     n_split = split_k.shape[0]
     for f in range(f0, f1):
@@ -215,43 +236,33 @@ def _partition_slice(f0, f1, indptr, seg, split_k, side, rows, vals, gl, hl, row
         for j in range(n_split):
             s = seg[f, split_k[j]]
             e = seg[f, split_k[j] + 1]
-            for want in (1, 0):
-                new_seg[f, 2 * j + 1 - want] = out
-                for i in range(s, e):
-                    r = rows[i]
-                    if side[r] == want:
-                        rows_out[out] = r
-                        vals_out[out] = vals[i]
-                        gl_out[out] = gl[i]
-                        hl_out[out] = hl[i]
-                        out += 1
+            new_seg[f, 2 * j] = out
+            t = 0
+            for i in range(s, e):
+                r = rows[i]
+                left = side[r]
+                v = vals[i]
+                rows_out[out] = r
+                vals_out[out] = v
+                tmp_rows[slot, t] = r
+                tmp_vals[slot, t] = v
+                out += left
+                t += 1 - left
+            new_seg[f, 2 * j + 1] = out
+            for i in range(t):
+                rows_out[out + i] = tmp_rows[slot, i]
+                vals_out[out + i] = tmp_vals[slot, i]
+            out += t
         new_seg[f, 2 * n_split] = out
 
 
 @numba.njit(parallel=True, **NJIT)
-def _partition(indptr, seg, split_k, side, rows, vals, gl, hl, rows_out, vals_out, gl_out, hl_out, new_seg,
-               n_workers):
-    """:func:`_partition_slice` of every list, the features cut into ``n_workers`` slices."""
+def _partition(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals, n_workers):
+    """:func:`_partition_slice` of every list, the features cut into ``n_workers`` slices (worker ``w``, slot ``w``)."""
     n_features = indptr.shape[0] - 1
     for w in numba.prange(n_workers):
-        _partition_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, indptr, seg, split_k,
-                         side, rows, vals, gl, hl, rows_out, vals_out, gl_out, hl_out, new_seg)
-
-
-@numba.njit(**NJIT)
-def _gather_range(lo, hi, rows, g, h, gl, hl):
-    for i in range(lo, hi):
-        r = rows[i]
-        gl[i] = g[r]
-        hl[i] = h[r]
-
-
-@numba.njit(parallel=True, **NJIT)
-def _gather(rows, g, h, gl, hl, n_workers):
-    """The gradients in the lists' order: ``gl[i] = g[rows[i]]``, in ``n_workers`` chunks."""
-    n = rows.shape[0]
-    for w in numba.prange(n_workers):
-        _gather_range(w * n // n_workers, (w + 1) * n // n_workers, rows, g, h, gl, hl)
+        _partition_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, w, indptr, seg, split_k,
+                         side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals)
 
 
 class ExactSearch:
@@ -274,20 +285,15 @@ class ExactSearch:
         # a parallel region costs tens of microseconds on a quiet machine and milliseconds on a busy one:
         # small lists are scanned serially
         self.parallel = n_workers > 1 and nnz >= PARALLEL_MIN_WORK
-        self.buffers = [(np.empty(nnz, np.int32), np.empty(nnz, np.float32), np.empty(nnz, np.float32),
-                         np.empty(nnz, np.float32)) for _ in range(2)]
-        self.gl0 = np.empty(nnz, np.float32)
-        self.hl0 = np.empty(nnz, np.float32)
-        self.buf = np.empty((n_workers, max(data.n_samples, 1)))
-        self.hbuf = np.empty_like(self.buf)
+        self.buffers = [(np.empty(nnz, np.int32), np.empty(nnz, np.float32)) for _ in range(2)]
+        n = max(data.n_samples, 1)
+        self.bufs = np.empty((3, n_workers, n))
+        self.tmp = (np.empty((n_workers, n), np.int32), np.empty((n_workers, n), np.float32))
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
-        """Gather this round's gradients into the sorted order; the root is each whole list."""
-        if self.parallel:
-            _gather(self.rows0, g, h, self.gl0, self.hl0, self.n_workers)
-        else:
-            _gather_range(0, self.rows0.shape[0], self.rows0, g, h, self.gl0, self.hl0)
-        self.lists = (self.rows0, self.vals0, self.gl0, self.hl0)
+        """This round's gradients; the root is each whole list."""
+        self.g, self.h = g, h
+        self.lists = (self.rows0, self.vals0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
 
@@ -297,28 +303,32 @@ class ExactSearch:
         f_gain = np.empty((d, n_nodes))
         f_thr = np.empty((d, n_nodes), np.float32)
         f_left = np.empty((d, n_nodes), np.bool_)
-        rows, vals, gl, hl = self.lists
-        args = (self.seg, n_nodes, vals, gl, hl, node_g, node_h, node_n, self.col_missing, lam, mcw)
+        rows, vals = self.lists
+        args = (self.seg, n_nodes, vals, rows, self.g, self.h, node_g, node_h, node_n, self.col_missing, lam, mcw,
+                self.bufs, f_gain, f_thr, f_left)
         if self.parallel:
-            _find_splits(*args, self.n_workers, self.buf, self.hbuf, f_gain, f_thr, f_left)
+            _find_splits(*args, self.n_workers)
         else:
-            _find_splits_slice(0, d, 0, *args, self.buf, self.hbuf, f_gain, f_thr, f_left)
+            _find_splits_slice(0, d, 0, *args)
         best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)
         return best_f, best, f_thr[fk, k], f_left[fk, k]
 
-    def split(self, split_k, split_f, split_thr, split_left, pos, side) -> None:
-        """Mark each row's side, then partition the lists into the children's segments."""
-        rows, vals, gl, hl = self.lists
+    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
+        """Mark each row's side, then partition the lists into the children's segments (not when the
+        children are the ``last`` level: leaves need no lists)."""
+        rows, vals = self.lists
         _mark_sides(self.seg, rows, vals, split_k, split_f, split_thr, split_left, pos, side)
+        if last:
+            return
         out = self.buffers[self.flip]
         self.flip ^= 1
         new_seg = np.empty((self.seg.shape[0], 2 * split_k.shape[0] + 1), np.int64)
         if self.parallel:
-            _partition(self.indptr, self.seg, split_k, side, rows, vals, gl, hl, *out, new_seg, self.n_workers)
+            _partition(self.indptr, self.seg, split_k, side, rows, vals, *out, new_seg, *self.tmp, self.n_workers)
         else:
-            _partition_slice(0, self.seg.shape[0], self.indptr, self.seg, split_k, side, rows, vals, gl, hl, *out,
-                             new_seg)
+            _partition_slice(0, self.seg.shape[0], 0, self.indptr, self.seg, split_k, side, rows, vals, *out,
+                             new_seg, *self.tmp)
         self.lists = out
         self.seg = new_seg

@@ -212,14 +212,17 @@ class HistSearch:
             return cuts[b]
         return np.float32(-np.inf) if b < 0 else np.float32(np.inf)
 
-    def split(self, split_k, split_f, split_thr, split_left, pos, side) -> None:
-        """Rows to the children, then the children's histograms: the smaller one built, the other subtracted."""
+    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
+        """Rows to the children, then the children's histograms: the smaller one built, the other subtracted
+        (none when the children are the ``last`` level)."""
         n_split = split_k.shape[0]
         new_seg = np.empty(2 * n_split + 1, np.int64)
         _split_rows(self.binsT, self.order, self.nseg, split_k, split_f, self.split_bin[split_k], split_left,
                     self.miss_bin, side, self.order_buf, new_seg)
         self.order, self.order_buf = self.order_buf, self.order
         self.nseg = new_seg
+        if last:
+            return
         sizes = np.diff(new_seg)
         small = np.where(sizes[0::2] <= sizes[1::2], 2 * np.arange(n_split), 2 * np.arange(n_split) + 1)
         parent_g, parent_h = self.hg[split_k], self.hh[split_k]

@@ -6,7 +6,8 @@ min_child_weight``), the bottom-up ``gamma`` pruning and the compaction of the
 kept nodes in breadth-first order (children after their parents, as
 :class:`dtlab.trees.PackedForest` wants).  A split finder provides
 ``start_tree(g, h)``, ``find(n_nodes, node_g, node_h, node_n, lam, mcw)`` and
-``split(split_k, split_f, split_thr, split_left, pos, side)``.
+``split(split_k, split_f, split_thr, split_left, pos, side, last)`` (``last``: the children
+will be leaves, so the finder only marks each row's ``side`` and keeps no state for them).
 """
 
 from __future__ import annotations
@@ -162,7 +163,8 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
         which = np.full(n_nodes, -1, np.int64)
         which[split_k] = np.arange(split_k.shape[0])
         if split_k.shape[0]:
-            search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], pos, side)
+            search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], pos, side,
+                         last=depth + 1 == max_depth)
         _advance(pos, side, which, level_ids, leaf_of_row)
         if not split_k.shape[0]:
             break
