@@ -29,17 +29,41 @@ def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
 
     At most ``max_bins - 2`` cuts (``max_bins - 1`` bins for present values):
     midpoints between neighbouring distinct values when they are few enough,
-    else quantiles of the values.
+    else quantiles of the values (from one sort: order statistics at equal
+    steps).
     """
-    distinct = np.unique(values)
+    srt = np.sort(np.asarray(values, np.float32))
+    if srt.shape[0] == 0:
+        return np.empty(0, np.float32)
+    new = np.empty(srt.shape[0], np.bool_)
+    new[0] = True
+    np.not_equal(srt[1:], srt[:-1], out=new[1:])
+    distinct = srt[new]
     if distinct.shape[0] <= 1:
         return np.empty(0, np.float32)
     if distinct.shape[0] <= max_bins - 1:
         mids = (distinct[:-1] + distinct[1:]) * np.float32(0.5)
         return np.where(mids == distinct[:-1], distinct[1:], mids).astype(np.float32)
-    q = np.quantile(values, np.linspace(0, 1, max_bins)[1:-1], method="linear").astype(np.float32)
-    cuts = np.unique(q)
+    steps = np.linspace(0, srt.shape[0] - 1, max_bins)[1:-1].round().astype(np.int64)
+    cuts = np.unique(srt[steps])
     return cuts[cuts > distinct[0]]  # no empty first bin
+
+
+@numba.njit(**NJIT)
+def _assign_bins(values, rows, cuts, out_row):
+    """``out_row[rows[i]]`` = number of cuts ``<= values[i]`` (binary search; uint8)."""
+    n_cuts = cuts.shape[0]
+    for i in range(values.shape[0]):
+        v = values[i]
+        lo = 0
+        hi = n_cuts
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if cuts[mid] <= v:
+                lo = mid + 1
+            else:
+                hi = mid
+        out_row[rows[i]] = lo
 
 
 @numba.njit(**NJIT)
@@ -154,7 +178,7 @@ class HistSearch:
             s, e = data.indptr[f], data.indptr[f + 1]
             cuts = bin_edges(data.values[s:e], max_bins)
             self.cuts.append(cuts)
-            self.binsT[f, data.indices[s:e]] = np.searchsorted(cuts, data.values[s:e], side="right")
+            _assign_bins(data.values[s:e], data.indices[s:e], cuts, self.binsT[f])
         self.n_bins = np.array([c.shape[0] + 1 for c in self.cuts], np.int64)
         self.col_missing = np.diff(data.indptr) < n
         self.n_workers = n_workers
