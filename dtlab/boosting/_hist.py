@@ -67,30 +67,6 @@ def _assign_bins(values, rows, cuts, out_row):
 
 
 @numba.njit(**NJIT)
-def _build_slice(f0, f1, binsT, order, nseg, build, slots, g, h, hg, hh):
-    """Histograms of the nodes ``build`` on the features ``f0:f1``: ``hg[slots[j], f, bin] += g[row]``."""
-    for f in range(f0, f1):
-        for j in range(build.shape[0]):
-            k = build[j]
-            out = slots[j]
-            for b in range(hg.shape[2]):
-                hg[out, f, b] = 0.0
-                hh[out, f, b] = 0.0
-            for i in range(nseg[k], nseg[k + 1]):
-                r = order[i]
-                b = binsT[f, r]
-                hg[out, f, b] += g[r]
-                hh[out, f, b] += h[r]
-
-
-@numba.njit(parallel=True, **NJIT)
-def _build(binsT, order, nseg, build, slots, g, h, hg, hh, n_workers):
-    d = binsT.shape[0]
-    for w in numba.prange(n_workers):
-        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, binsT, order, nseg, build, slots, g, h, hg, hh)
-
-
-@numba.njit(**NJIT)
 def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_bins, buf, hbuf):
     """Best split of one node and feature from its histogram: (loss_chg, last bin on the left, missing_left).
 
@@ -119,22 +95,49 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
 
 
 @numba.njit(**NJIT)
-def _find_slice(f0, f1, slot, n_nodes, hg, hh, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, buf, hbuf,
-                f_gain, f_bin, f_left):
+def _level_slice(f0, f1, slot, binsT, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
+                 n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left):
+    """One worker's share of a level, features ``f0:f1``: histograms, then the best split of every node.
+
+    For each ``j``, node ``build[j]``'s histogram is summed from its rows; if
+    ``parent[j] >= 0`` its sibling (``build[j] ^ 1``) gets the parent's
+    histogram (``hg_parent[parent[j]]``) minus it.  Then every node of the
+    level is scanned.  Fusing the two keeps a worker's histograms in its cache
+    and costs one parallel launch per level.
+    """
+    n_total = hg.shape[2]
     for f in range(f0, f1):
+        for j in range(build.shape[0]):
+            k = build[j]
+            for b in range(n_total):
+                hg[k, f, b] = 0.0
+                hh[k, f, b] = 0.0
+            for i in range(nseg[k], nseg[k + 1]):
+                r = order[i]
+                b = binsT[f, r]
+                hg[k, f, b] += g[r]
+                hh[k, f, b] += h[r]
+            p = parent[j]
+            if p >= 0:
+                o = k ^ 1
+                for b in range(n_total):
+                    hg[o, f, b] = hg_parent[p, f, b] - hg[k, f, b]
+                    hh[o, f, b] = hh_parent[p, f, b] - hh[k, f, b]
         for k in range(n_nodes):
             f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
                 hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
-                buf[slot], hbuf[slot])
+                bufs[0, slot], bufs[1, slot])
 
 
 @numba.njit(parallel=True, **NJIT)
-def _find(n_nodes, hg, hh, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, buf, hbuf, f_gain, f_bin,
-          f_left, n_workers):
-    d = hg.shape[1]
+def _level(binsT, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
+           col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
+    """:func:`_level_slice` with the features cut into ``n_workers`` slices (worker ``w`` in scratch slot ``w``)."""
+    d = binsT.shape[0]
     for w in numba.prange(n_workers):
-        _find_slice(w * d // n_workers, (w + 1) * d // n_workers, w, n_nodes, hg, hh, n_bins, node_g, node_h,
-                    col_missing, lam, mcw, pos_bins, buf, hbuf, f_gain, f_bin, f_left)
+        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, binsT, order, nseg, build, parent, hg_parent,
+                     hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins,
+                     bufs, f_gain, f_bin, f_left)
 
 
 @numba.njit(**NJIT)
@@ -184,16 +187,8 @@ class HistSearch:
         self.n_workers = n_workers
         self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
         self.pos_bins = np.arange(max_bins, dtype=np.float32)
-        self.buf = np.empty((n_workers, max_bins))
-        self.hbuf = np.empty_like(self.buf)
+        self.bufs = np.empty((2, n_workers, max_bins))
         self.order_buf = np.empty(n, np.int32)
-
-    def _build(self, build, slots):
-        args = (self.binsT, self.order, self.nseg, build, slots, self.g, self.h, self.hg, self.hh)
-        if self.parallel:
-            _build(*args, self.n_workers)
-        else:
-            _build_slice(0, self.binsT.shape[0], *args)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         n = g.shape[0]
@@ -202,20 +197,24 @@ class HistSearch:
         self.nseg = np.array([0, n], np.int64)
         shape = (1, self.binsT.shape[0], self.n_bins_total)
         self.hg, self.hh = np.empty(shape), np.empty(shape)
-        self._build(np.zeros(1, np.int64), np.zeros(1, np.int64))
+        # the root's histogram is built from every row; nothing to subtract
+        self.build, self.parent = np.zeros(1, np.int64), np.full(1, -1, np.int64)
+        self.hg_parent, self.hh_parent = self.hg, self.hh
 
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
-        """Best split of each node of the level: ``(feature, loss_chg, threshold, missing_left)`` arrays."""
+        """The level's histograms, then the best split of each node: ``(feature, loss_chg, threshold,
+        missing_left)`` arrays."""
         d = self.binsT.shape[0]
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)
         f_left = np.empty((d, n_nodes), np.bool_)
-        args = (n_nodes, self.hg, self.hh, self.n_bins, node_g, node_h, self.col_missing, lam, mcw, self.pos_bins,
-                self.buf, self.hbuf, f_gain, f_bin, f_left)
+        args = (self.binsT, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
+                self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h, self.col_missing, lam, mcw,
+                self.pos_bins, self.bufs, f_gain, f_bin, f_left)
         if self.parallel:
-            _find(*args, self.n_workers)
+            _level(*args, self.n_workers)
         else:
-            _find_slice(0, d, 0, *args)
+            _level_slice(0, d, 0, *args)
         best_f = np.full(n_nodes, -1, np.int64)
         best = np.zeros(n_nodes)
         for k in range(n_nodes):
@@ -237,8 +236,8 @@ class HistSearch:
         return np.float32(-np.inf) if b < 0 else np.float32(np.inf)
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
-        """Rows to the children, then the children's histograms: the smaller one built, the other subtracted
-        (none when the children are the ``last`` level)."""
+        """Rows to the children; the next :meth:`find` builds the smaller child of each split and subtracts
+        it from the parent for the other (nothing when the children are the ``last`` level)."""
         n_split = split_k.shape[0]
         new_seg = np.empty(2 * n_split + 1, np.int64)
         _split_rows(self.binsT, self.order, self.nseg, split_k, split_f, self.split_bin[split_k], split_left,
@@ -248,11 +247,9 @@ class HistSearch:
         if last:
             return
         sizes = np.diff(new_seg)
-        small = np.where(sizes[0::2] <= sizes[1::2], 2 * np.arange(n_split), 2 * np.arange(n_split) + 1)
-        parent_g, parent_h = self.hg[split_k], self.hh[split_k]
+        pairs = 2 * np.arange(n_split)
+        self.build = np.where(sizes[0::2] <= sizes[1::2], pairs, pairs + 1).astype(np.int64)
+        self.parent = split_k.astype(np.int64)
+        self.hg_parent, self.hh_parent = self.hg, self.hh
         shape = (2 * n_split,) + self.hg.shape[1:]
         self.hg, self.hh = np.empty(shape), np.empty(shape)
-        self._build(small.astype(np.int64), small.astype(np.int64))
-        large = small ^ 1
-        self.hg[large] = parent_g - self.hg[small]
-        self.hh[large] = parent_h - self.hh[small]

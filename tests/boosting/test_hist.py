@@ -42,9 +42,9 @@ def test_histograms_and_subtraction_against_numpy(rng, n_workers):
             np.add.at(hg[f], search.binsT[f, rows], g[rows].astype(np.float64))
         return hg
 
-    np.testing.assert_allclose(search.hg[0], reference(np.arange(n)), rtol=1e-12, atol=1e-12)
     best_f, best, thr, left = search.find(1, np.array([g.sum(dtype=np.float64)]), np.array([h.sum(dtype=np.float64)]),
                                           np.array([n]), 1.0, 0.0)
+    np.testing.assert_allclose(search.hg[0], reference(np.arange(n)), rtol=1e-12, atol=1e-12)
     assert best_f[0] >= 0
     pos = np.zeros(n, np.int64)
     side = np.zeros(n, np.uint8)
@@ -52,6 +52,9 @@ def test_histograms_and_subtraction_against_numpy(rng, n_workers):
     rows_left = np.flatnonzero(side == 1)
     rows_right = np.flatnonzero(side == 0)
     np.testing.assert_array_equal(search.order[:rows_left.size], rows_left)  # stable: row order kept
+    sums = [g[rows].sum(dtype=np.float64) for rows in (rows_left, rows_right)]
+    hsums = [h[rows].sum(dtype=np.float64) for rows in (rows_left, rows_right)]
+    search.find(2, np.array(sums), np.array(hsums), np.array([rows_left.size, rows_right.size]), 1.0, 0.0)
     np.testing.assert_allclose(search.hg[0], reference(rows_left), atol=1e-9)
     np.testing.assert_allclose(search.hg[1], reference(rows_right), atol=1e-9)  # one of them by subtraction
 
