@@ -6,8 +6,8 @@ the last bin, ``max_bins - 1``, holds the missing values.  Per level, the
 histogram of (g, h) per feature and bin is built only for the smaller child of
 each split, from its rows; the larger child's is its parent's minus it (the
 subtraction trick: half the rows are never read).  The best split per node
-and feature is the greedy trees' prefix-sum scan
-(:func:`dtlab.greedy._scans._scan_prefix`) run over bins instead of rows,
+and feature is the greedy trees' prefix-sum ranking
+(:func:`dtlab.greedy._scans._rank_prefix`) run over bins instead of rows,
 missing values tried on both sides.  The work per level is O(rows of the
 smaller children x features) for the histograms plus O(nodes x features x
 bins) for the scans, against O(present entries) for the exact search.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..greedy._scans import _scan_prefix
+from ..greedy._scans import _rank_prefix
 from ._exact import PARALLEL_MIN_WORK, RT_EPS, _leaf_gain
 from .losses import NJIT
 
@@ -67,7 +67,7 @@ def _assign_bins(values, rows, cuts, out_row):
 
 
 @numba.njit(**NJIT)
-def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_bins, buf, hbuf):
+def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_bins, buf, hbuf, obuf):
     """Best split of one node and feature from its histogram: (loss_chg, last bin on the left, missing_left).
 
     The bin "all present values on one side" is ``n_bins - 1`` (present left)
@@ -79,12 +79,18 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
     best = 0.0
     best_bin = -2
     best_left = True
-    g_pres = g_node - g_miss
-    h_pres = h_node - h_miss
+    acc_g = 0.0
+    acc_h = 0.0
+    for b in range(n_bins):  # prefix sums of both statistics in one pass, ranked once per direction
+        acc_g += hg[b]
+        acc_h += hh[b]
+        buf[b] = acc_g
+        hbuf[b] = acc_h
+    g_pres, h_pres = acc_g, acc_h
     for direction in range(0 if col_missing else 1, 2):  # missing right (only where some miss), then left
         miss_left = direction == 1
-        proxy, nl = _scan_prefix(pos_bins, hg, hh, 0, n_bins, 1, lam, np.float32(0.0), buf, hbuf, g_miss, h_miss,
-                                 miss_left, mcw, False)
+        proxy, nl = _rank_prefix(pos_bins, 0, n_bins, buf, hbuf, g_pres, h_pres, 1, lam, np.float32(0.0), g_miss,
+                                 h_miss, miss_left, mcw, False, obuf)
         if nl > 0 and proxy - root > best:
             best, best_bin, best_left = proxy - root, nl - 1, miss_left
         if col_missing and h_miss > 0.0 and h_miss >= mcw and h_pres >= mcw:
@@ -126,7 +132,7 @@ def _level_slice(f0, f1, slot, binsT, order, nseg, build, parent, hg_parent, hh_
         for k in range(n_nodes):
             f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
                 hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
-                bufs[0, slot], bufs[1, slot])
+                bufs[0, slot], bufs[1, slot], bufs[2, slot])
 
 
 @numba.njit(parallel=True, **NJIT)
@@ -187,7 +193,7 @@ class HistSearch:
         self.n_workers = n_workers
         self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
         self.pos_bins = np.arange(max_bins, dtype=np.float32)
-        self.bufs = np.empty((2, n_workers, max_bins))
+        self.bufs = np.empty((3, n_workers, max_bins))
         self.order_buf = np.empty(n, np.int32)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
