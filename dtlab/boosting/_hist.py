@@ -101,7 +101,7 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
 
 
 @numba.njit(**NJIT)
-def _level_slice(f0, f1, slot, binsT, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
+def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
                  n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left):
     """One worker's share of a level, features ``f0:f1``: histograms, then the best split of every node.
 
@@ -112,23 +112,30 @@ def _level_slice(f0, f1, slot, binsT, order, nseg, build, parent, hg_parent, hh_
     and costs one parallel launch per level.
     """
     n_total = hg.shape[2]
-    for f in range(f0, f1):
-        for j in range(build.shape[0]):
-            k = build[j]
+    for j in range(build.shape[0]):
+        k = build[j]
+        for f in range(f0, f1):
             for b in range(n_total):
                 hg[k, f, b] = 0.0
                 hh[k, f, b] = 0.0
-            for i in range(nseg[k], nseg[k + 1]):
-                r = order[i]
-                b = binsT[f, r]
-                hg[k, f, b] += g[r]
-                hh[k, f, b] += h[r]
-            p = parent[j]
-            if p >= 0:
-                o = k ^ 1
+        # row by row: a row's gradients are read once and its bins of the slice are contiguous; consecutive
+        # updates go to different features' histograms, so they do not wait on each other
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            gr = g[r]
+            hr = h[r]
+            for f in range(f0, f1):
+                b = bins[r, f]
+                hg[k, f, b] += gr
+                hh[k, f, b] += hr
+        p = parent[j]
+        if p >= 0:
+            o = k ^ 1
+            for f in range(f0, f1):
                 for b in range(n_total):
                     hg[o, f, b] = hg_parent[p, f, b] - hg[k, f, b]
                     hh[o, f, b] = hh_parent[p, f, b] - hh[k, f, b]
+    for f in range(f0, f1):
         for k in range(n_nodes):
             f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
                 hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
@@ -136,18 +143,18 @@ def _level_slice(f0, f1, slot, binsT, order, nseg, build, parent, hg_parent, hh_
 
 
 @numba.njit(parallel=True, **NJIT)
-def _level(binsT, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
+def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
            col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
     """:func:`_level_slice` with the features cut into ``n_workers`` slices (worker ``w`` in scratch slot ``w``)."""
-    d = binsT.shape[0]
+    d = bins.shape[1]
     for w in numba.prange(n_workers):
-        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, binsT, order, nseg, build, parent, hg_parent,
+        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, bins, order, nseg, build, parent, hg_parent,
                      hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins,
                      bufs, f_gain, f_bin, f_left)
 
 
 @numba.njit(**NJIT)
-def _split_rows(binsT, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, order_out, new_seg):
+def _split_rows(bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, order_out, new_seg):
     """Each splitting node's rows to its children (left child first, row order kept); the others drop out."""
     out = 0
     for j in range(split_k.shape[0]):
@@ -155,7 +162,7 @@ def _split_rows(binsT, order, nseg, split_k, split_f, split_bin, split_left, mis
         f = split_f[j]
         for i in range(nseg[k], nseg[k + 1]):
             r = order[i]
-            b = binsT[f, r]
+            b = bins[r, f]
             side[r] = (1 if split_left[j] else 0) if b == miss_bin else (1 if b <= split_bin[j] else 0)
         for want in (1, 0):
             new_seg[2 * j + 1 - want] = out
@@ -181,14 +188,15 @@ class HistSearch:
         d, n = data.n_features, data.n_samples
         self.n_bins_total = max_bins
         self.miss_bin = max_bins - 1
-        self.binsT = np.full((d, n), self.miss_bin, np.uint8)
+        binsT = np.full((d, n), self.miss_bin, np.uint8)
         self.cuts = []
         for f in range(d):
             s, e = data.indptr[f], data.indptr[f + 1]
             cuts = bin_edges(data.values[s:e], max_bins)
             self.cuts.append(cuts)
-            _assign_bins(data.values[s:e], data.indices[s:e], cuts, self.binsT[f])
+            _assign_bins(data.values[s:e], data.indices[s:e], cuts, binsT[f])
         self.n_bins = np.array([c.shape[0] + 1 for c in self.cuts], np.int64)
+        self.bins = np.ascontiguousarray(binsT.T)  # (n_samples, n_features): rows read whole by the build
         self.col_missing = np.diff(data.indptr) < n
         self.n_workers = n_workers
         self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
@@ -201,7 +209,7 @@ class HistSearch:
         self.g, self.h = g, h
         self.order = np.arange(n, dtype=np.int32)
         self.nseg = np.array([0, n], np.int64)
-        shape = (1, self.binsT.shape[0], self.n_bins_total)
+        shape = (1, self.bins.shape[1], self.n_bins_total)
         self.hg, self.hh = np.empty(shape), np.empty(shape)
         # the root's histogram is built from every row; nothing to subtract
         self.build, self.parent = np.zeros(1, np.int64), np.full(1, -1, np.int64)
@@ -210,11 +218,11 @@ class HistSearch:
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
         """The level's histograms, then the best split of each node: ``(feature, loss_chg, threshold,
         missing_left)`` arrays."""
-        d = self.binsT.shape[0]
+        d = self.bins.shape[1]
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)
         f_left = np.empty((d, n_nodes), np.bool_)
-        args = (self.binsT, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
+        args = (self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
                 self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h, self.col_missing, lam, mcw,
                 self.pos_bins, self.bufs, f_gain, f_bin, f_left)
         if self.parallel:
@@ -246,7 +254,7 @@ class HistSearch:
         it from the parent for the other (nothing when the children are the ``last`` level)."""
         n_split = split_k.shape[0]
         new_seg = np.empty(2 * n_split + 1, np.int64)
-        _split_rows(self.binsT, self.order, self.nseg, split_k, split_f, self.split_bin[split_k], split_left,
+        _split_rows(self.bins, self.order, self.nseg, split_k, split_f, self.split_bin[split_k], split_left,
                     self.miss_bin, side, self.order_buf, new_seg)
         self.order, self.order_buf = self.order_buf, self.order
         self.nseg = new_seg

@@ -39,7 +39,7 @@ def test_histograms_and_subtraction_against_numpy(rng, n_workers):
     def reference(rows):
         hg = np.zeros((d, 32))
         for f in range(d):
-            np.add.at(hg[f], search.binsT[f, rows], g[rows].astype(np.float64))
+            np.add.at(hg[f], search.bins[rows, f], g[rows].astype(np.float64))
         return hg
 
     best_f, best, thr, left = search.find(1, np.array([g.sum(dtype=np.float64)]), np.array([h.sum(dtype=np.float64)]),
