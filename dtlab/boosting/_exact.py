@@ -276,9 +276,10 @@ class ExactSearch:
 
     def __init__(self, data, n_workers: int):
         from ..greedy._presort import presort_columns
+        from ._sort import DEFAULT_SORT, SORTS
 
         self.indptr = data.indptr
-        self.rows0, self.vals0 = presort_columns(data.indptr, data.indices, data.values)
+        self.rows0, self.vals0 = presort_columns(data.indptr, data.indices, data.values, SORTS[DEFAULT_SORT])
         self.col_missing = np.diff(data.indptr) < data.n_samples
         nnz = self.rows0.shape[0]
         self.n_workers = n_workers

@@ -228,3 +228,39 @@ def _scaling_figure(ctx: RunContext) -> dict:
     rows = worker_scaling(X, y, workers=workers, repeats=ctx.pick(3, 5))
     ctx.savefig(plots.plot_worker_scaling(rows), "boosting_worker_scaling")
     return {"rows": rows, "n_samples": int(X.shape[0]), "load_average": load_average()}
+
+
+def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int = 5, seed: int = 0):
+    """The sort step alone: the radix sort (per worker count), the packed-key numpy sort and
+    ``np.argsort(kind="stable")`` on float32 normal values, medians timed in alternation.
+
+    Returns
+    -------
+    list of dict: ``sort, workers, n, seconds``
+    """
+    from ._sort import numpy_argsort, radix_argsort
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in sizes:
+        x = rng.normal(size=n).astype(np.float32)
+        fns = [lambda w=w: radix_argsort(x, w) for w in workers]
+        fns += [lambda: numpy_argsort(x), lambda: np.argsort(x, kind="stable")]
+        names = [("radix", w) for w in workers] + [("numpy packed keys", 1), ("numpy argsort stable", 1)]
+        times = paired_times(fns, repeats=repeats, warmup=1)
+        for (name, w), t in zip(names, times):
+            rows.append(dict(sort=name, workers=int(w), n=int(n), seconds=float(np.median(t))))
+    return rows
+
+
+@register_figure("boosting_sort", technique="boosting",
+                 description="The sort step alone: radix sort (segments in parallel, pairwise merges) against "
+                             "numpy's sorts, against the number of keys",
+                 captions=plots.sort_captions)
+def _sort_figure(ctx: RunContext) -> dict:
+    rows = sort_timing(sizes=ctx.pick((10_000, 100_000, 1_000_000), (10_000, 100_000, 1_000_000, 10_000_000)),
+                       workers=tuple(range(1, machine_threads() + 1)), repeats=ctx.pick(5, 9))
+    ctx.savefig(plots.plot_sort_timing(rows), "boosting_sort")
+    from ._sort import DEFAULT_SORT
+
+    return {"rows": rows, "library_sort": DEFAULT_SORT, "load_average": load_average()}

@@ -82,3 +82,28 @@ def scaling_captions(results: dict[str, Any]) -> dict[str, str]:
     best = {r["split_method"]: r for r in results["rows"]}
     text = ", ".join(f"{m} {speedup(r['speedup'])} on {threads(r['workers'])}" for m, r in best.items())
     return {"boosting_worker_scaling": f"Speedup over one worker on {results['n_samples']:,} rows: {text}."}
+
+
+def plot_sort_timing(rows: list[dict[str, Any]], *, ax=None):
+    """Seconds against keys for each sort (radix per worker count), log-log."""
+    fig, ax = new_axes(ax)
+    for name in dict.fromkeys((r["sort"], r["workers"]) for r in rows):
+        sel = [r for r in rows if (r["sort"], r["workers"]) == name]
+        label = f"{name[0]} ({threads(name[1])})" if name[0] == "radix" else name[0]
+        ax.plot([r["n"] for r in sel], [r["seconds"] for r in sel], "o-", label=label)
+    ax.set(xscale="log", yscale="log", xlabel="keys (float32)", ylabel="seconds (median)",
+           title="Sorting one feature: radix sort against numpy")
+    ax.legend(fontsize=8)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return fig
+
+
+def sort_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Caption of ``boosting_sort``: the times at the largest size."""
+    n = max(r["n"] for r in results["rows"])
+    at = ", ".join(f"{r['sort']} ({threads(r['workers'])}) {r['seconds'] * 1e3:.1f} ms"
+                   for r in results["rows"] if r["n"] == n)
+    return {"boosting_sort": f"Sorting {n:,} float32 keys: {at}. The exact search presorts with "
+                             f"{results['library_sort']!r}."}

@@ -58,7 +58,8 @@ def _sorted_row_ids(values: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
     return key.astype(np.uint32)  # the low 32 bits: the row index
 
 
-def presort_columns(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def presort_columns(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                    argsort=None) -> tuple[np.ndarray, np.ndarray]:
     """Ragged attribute lists: the present entries of each column of a CSC matrix sorted by (value, row).
 
     Gradient boosting with missing values keeps only the present entries of a
@@ -72,6 +73,9 @@ def presort_columns(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -
     indices : int array (nnz,)
         Row of each entry (< 2^32).
     data : float32 array (nnz,), no NaN
+    argsort : callable(values) -> positions, optional
+        A stable argsort of float32 values (e.g. a radix sort); default: one
+        ``np.sort`` of packed (value, position) keys.
 
     Returns
     -------
@@ -88,7 +92,10 @@ def presort_columns(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray) -
         s, e = int(indptr[f]), int(indptr[f + 1])
         if e == s:
             continue
-        order = _sorted_row_ids(data[s:e], np.arange(e - s, dtype=np.uint64))  # positions in the column
+        if argsort is None:
+            order = _sorted_row_ids(data[s:e], np.arange(e - s, dtype=np.uint64))  # positions in the column
+        else:
+            order = argsort(data[s:e])
         rows[s:e] = indices[s:e][order]
         vals[s:e] = data[s:e][order]
     return rows, vals

@@ -44,3 +44,12 @@ def test_worker_scaling_rows():
     fig = plots.plot_worker_scaling(rows)
     assert fig.axes[0].get_xlabel().startswith("workers")
     assert "exact" in plots.scaling_captions({"rows": rows, "n_samples": 500})["boosting_worker_scaling"]
+
+
+def test_sort_timing_rows_and_plot():
+    rows = E.sort_timing(sizes=(100, 1000), workers=(1, 2), repeats=1)
+    assert {(r["sort"], r["workers"]) for r in rows} == {("radix", 1), ("radix", 2), ("numpy packed keys", 1),
+                                                          ("numpy argsort stable", 1)}
+    assert all(r["seconds"] > 0 for r in rows)
+    assert plots.plot_sort_timing(rows).axes[0].get_xscale() == "log"
+    assert "1,000" in plots.sort_captions({"rows": rows, "library_sort": "numpy"})["boosting_sort"]
