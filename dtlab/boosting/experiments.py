@@ -244,8 +244,8 @@ def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int
     rows = []
     for n in sizes:
         x = rng.normal(size=n).astype(np.float32)
-        fns = [lambda w=w: radix_argsort(x, w) for w in workers]
-        fns += [lambda: numpy_argsort(x), lambda: np.argsort(x, kind="stable")]
+        fns = [lambda w=w, x=x: radix_argsort(x, w) for w in workers]
+        fns += [lambda x=x: numpy_argsort(x), lambda x=x: np.argsort(x, kind="stable")]
         names = [("radix", w) for w in workers] + [("numpy packed keys", 1), ("numpy argsort stable", 1)]
         times = paired_times(fns, repeats=repeats, warmup=1)
         for (name, w), t in zip(names, times):
