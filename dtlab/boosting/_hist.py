@@ -210,7 +210,7 @@ class HistSearch:
         self.order = np.arange(n, dtype=np.int32)
         self.nseg = np.array([0, n], np.int64)
         shape = (1, self.bins.shape[1], self.n_bins_total)
-        self.hg, self.hh = np.empty(shape), np.empty(shape)
+        self.hg, self.hh = self._alloc(shape), self._alloc(shape)
         # the root's histogram is built from every row; nothing to subtract
         self.build, self.parent = np.zeros(1, np.int64), np.full(1, -1, np.int64)
         self.hg_parent, self.hh_parent = self.hg, self.hh
@@ -265,5 +265,9 @@ class HistSearch:
         self.build = np.where(sizes[0::2] <= sizes[1::2], pairs, pairs + 1).astype(np.int64)
         self.parent = split_k.astype(np.int64)
         self.hg_parent, self.hh_parent = self.hg, self.hh
-        shape = (2 * n_split,) + self.hg.shape[1:]
-        self.hg, self.hh = np.empty(shape), np.empty(shape)
+        shape = (2 * n_split,) + tuple(self.hg.shape[1:])
+        self.hg, self.hh = self._alloc(shape), self._alloc(shape)
+
+    def _alloc(self, shape):
+        """Storage of a level's histograms (float64; the CUDA subclass allocates on the device)."""
+        return np.empty(shape)

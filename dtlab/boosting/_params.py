@@ -35,11 +35,12 @@ def check_params(est) -> dict:
 
 
 def check_backend(est, X) -> str:
-    """The backend name; only the CPU path is built (the CUDA kernels of the issue are not written yet)."""
+    """The backend name; on CUDA only the histogram search is built."""
     be = resolve_backend(est.backend, X)
-    if be.is_cuda:
-        raise NotImplementedError("GBDT runs on the CPU only so far; use backend='cpu' (or 'auto')")
-    return be.name
+    if be.is_cuda and est.split_method != "hist":
+        raise NotImplementedError("the exact search runs on the CPU only so far; use split_method='hist' with "
+                                  "backend='cuda', or backend='cpu'")
+    return "cuda" if be.is_cuda else "cpu"
 
 
 def n_workers(n_jobs) -> int:

@@ -27,10 +27,17 @@ def _hist_search(data, n_workers, max_bins):
     return HistSearch(data, n_workers, max_bins)
 
 
-#: Split finders by ``split_method``: ``factory(data, n_workers, max_bins)``.
-SPLIT_METHODS: dict[str, Callable[..., Any]] = {
-    "exact": lambda data, n_workers, max_bins: ExactSearch(data, n_workers),
-    "hist": _hist_search,
+def _hist_cuda_search(data, n_workers, max_bins):
+    from ._hist_cuda import HistCudaSearch  # imports numba.cuda: only on this path
+
+    return HistCudaSearch(data, n_workers, max_bins)
+
+
+#: Split finders by ``(split_method, backend)``: ``factory(data, n_workers, max_bins)``.
+SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("exact", "cpu"): lambda data, n_workers, max_bins: ExactSearch(data, n_workers),
+    ("hist", "cpu"): _hist_search,
+    ("hist", "cuda"): _hist_cuda_search,
 }
 
 
@@ -47,7 +54,7 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
     n_outputs : int, 1, or the number of classes for softmax
     base_margin : float
     params : dict with n_estimators, max_depth, learning_rate, reg_lambda, gamma, min_child_weight,
-        split_method, max_bins
+        split_method, max_bins and optionally backend ("cpu" or "cuda")
     n_workers : int
     on_round : callable(round, trees_so_far), optional; returns True to stop (early stopping)
     progress : a tqdm bar or None
@@ -57,7 +64,7 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
     list of BoostedTree, round-major (round r, class c at ``r * n_outputs + c``)
     """
     n = data.n_samples
-    search = SPLIT_METHODS[params["split_method"]](data, n_workers, params["max_bins"])
+    search = SPLIT_METHODS[params["split_method"], params.get("backend", "cpu")](data, n_workers, params["max_bins"])
     shape = (n,) if n_outputs == 1 else (n, n_outputs)
     margin = np.full(shape, base_margin, np.float32)
     g = np.empty(shape, np.float32)

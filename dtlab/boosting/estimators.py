@@ -45,7 +45,9 @@ _DOC_PARAMS = """
         Stop when the last ``eval_set`` has not improved for this many rounds;
         prediction then uses the best round.
     backend : {"auto", "cpu", "cuda"}, default="auto"
-        Only the CPU is built so far; ``"cuda"`` raises.
+        Where the split search runs.  ``"cuda"`` (numba.cuda kernels for the
+        histograms, scans and per-node reduction; the rows' partition stays on
+        the host) is built for ``split_method="hist"`` only.
     n_jobs : int or None, default=None
         Worker threads (feature slices); ``None`` or -1: numba's thread count.
     random_state : int or None, default=None
@@ -85,7 +87,7 @@ class _GBDT(BaseEstimator):
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set")
-        self.backend_ = _params.check_backend(self, X)
+        self.backend_ = params["backend"] = _params.check_backend(self, X)
         self.base_margin_ = float(base_margin)
         self.n_outputs_ = n_outputs
         self.n_features_in_ = data.n_features
