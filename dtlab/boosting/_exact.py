@@ -290,6 +290,9 @@ class ExactSearch:
         n = max(data.n_samples, 1)
         self.bufs = np.empty((3, n_workers, n))
         self.tmp = (np.empty((n_workers, n), np.int32), np.empty((n_workers, n), np.float32))
+        #: Entries scanned (prefix sums), ranked (once per missing direction) and partitioned, over the fit:
+        #: the work counts behind :func:`dtlab.boosting.intensity.counted`.
+        self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         """This round's gradients; the root is each whole list."""
@@ -304,6 +307,9 @@ class ExactSearch:
         f_gain = np.empty((d, n_nodes))
         f_thr = np.empty((d, n_nodes), np.float32)
         f_left = np.empty((d, n_nodes), np.bool_)
+        lengths = self.seg[:, n_nodes] - self.seg[:, 0]
+        self.work["scanned"] += int(lengths.sum())
+        self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
         rows, vals = self.lists
         args = (self.seg, n_nodes, vals, rows, self.g, self.h, node_g, node_h, node_n, self.col_missing, lam, mcw,
                 self.bufs, f_gain, f_thr, f_left)
@@ -325,6 +331,7 @@ class ExactSearch:
             return
         out = self.buffers[self.flip]
         self.flip ^= 1
+        self.work["partitioned"] += int((self.seg[:, split_k + 1] - self.seg[:, split_k]).sum())
         new_seg = np.empty((self.seg.shape[0], 2 * split_k.shape[0] + 1), np.int64)
         if self.parallel:
             _partition(self.indptr, self.seg, split_k, side, rows, vals, *out, new_seg, *self.tmp, self.n_workers)

@@ -264,3 +264,16 @@ def _sort_figure(ctx: RunContext) -> dict:
     from ._sort import DEFAULT_SORT
 
     return {"rows": rows, "library_sort": DEFAULT_SORT, "load_average": load_average()}
+
+
+@register_figure("boosting_intensity", technique="boosting",
+                 description="Arithmetic intensity of the exact search: the paper's roofline estimate (Eq. 4-6) "
+                             "next to dtlab's counted bytes and flops and the memory speed they reach",
+                 captions=plots.intensity_captions)
+def _intensity_figure(ctx: RunContext) -> dict:
+    from .intensity import intensity_of_fit
+
+    X, y = synthetic(ctx.pick(40_000, 500_000), seed=ctx.seed)
+    result = intensity_of_fit(X, y, n_trees=ctx.pick(5, 20))
+    ctx.savefig(plots.plot_intensity(result), "boosting_intensity")
+    return {**result, "load_average": load_average()}

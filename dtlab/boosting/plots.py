@@ -107,3 +107,35 @@ def sort_captions(results: dict[str, Any]) -> dict[str, str]:
                    for r in results["rows"] if r["n"] == n)
     return {"boosting_sort": f"Sorting {n:,} float32 keys: {at}. The exact search presorts with "
                              f"{results['library_sort']!r}."}
+
+
+def plot_intensity(result: dict[str, Any]):
+    """Left: flops per byte, the paper's Eq. 6 against dtlab's counted kernels; right: bytes per second the
+    fit moved against a plain copy's."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 4.0))
+    vals = [result["paper"]["intensity"], result["dtlab"]["intensity"]]
+    bars = ax1.bar(["paper model (Eq. 4-6)", "dtlab exact (counted)"], vals, color=["C7", "C0"])
+    for rect, v in zip(bars, vals):
+        ax1.annotate(f"{v:.3f}", (rect.get_x() + rect.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+    ax1.set(ylabel="flops per byte", title="Arithmetic intensity of the exact search")
+    gbs = [result["achieved_bytes_per_second"] / 1e9, result["copy_bytes_per_second"] / 1e9]
+    bars = ax2.bar([f"exact search ({threads(result['n_workers'])})", "np.copyto (1 thread)"], gbs, color=["C0", "C7"])
+    for rect, v in zip(bars, gbs):
+        ax2.annotate(f"{v:.1f}", (rect.get_x() + rect.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+    ax2.set(ylabel="GB/s (counted bytes / time)", title="Memory traffic achieved")
+    fig.suptitle(f"{result['nnz']:,} entries, {result['n_split'] / 1e6:.1f} M candidates ranked per round",
+                 fontsize=9)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def intensity_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Caption of ``boosting_intensity``."""
+    return {"boosting_intensity": (
+        f"Flops per byte: the paper's Eq. 4-6 give {results['paper']['intensity']:.3f}, dtlab's counted kernels "
+        f"{results['dtlab']['intensity']:.3f} (both far below any ridge point: memory bound); the fit moved "
+        f"{results['achieved_bytes_per_second'] / 1e9:.1f} GB/s against {results['copy_bytes_per_second'] / 1e9:.1f}"
+        " GB/s of a plain copy.")}

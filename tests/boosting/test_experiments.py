@@ -1,6 +1,7 @@
 """Boosting experiments and plots on tiny inputs (the producers' logic, not their timings)."""
 
 import numpy as np
+import pytest
 
 from dtlab.boosting import experiments as E
 from dtlab.boosting import plots
@@ -53,3 +54,17 @@ def test_sort_timing_rows_and_plot():
     assert all(r["seconds"] > 0 for r in rows)
     assert plots.plot_sort_timing(rows).axes[0].get_xscale() == "log"
     assert "1,000" in plots.sort_captions({"rows": rows, "library_sort": "numpy"})["boosting_sort"]
+
+
+def test_intensity_paper_model_and_counts():
+    from dtlab.boosting.intensity import counted, intensity_of_fit, paper_model
+
+    assert paper_model(1.0, 0.9)["intensity"] == pytest.approx(0.1288, abs=5e-4)  # the paper's number
+    c = counted({"scanned": 10, "ranked": 10, "partitioned": 0})
+    assert c["flops"] == 140 and c["bytes"] == 680
+    X, y = E.synthetic(600, 4, seed=0)
+    out = intensity_of_fit(X, y, n_trees=2, max_depth=3)
+    assert out["nnz"] == 2400 and out["n_split"] > 0 and out["seconds_per_round"] > 0
+    assert 0 < out["dtlab"]["intensity"] < 1 and out["copy_bytes_per_second"] > 0
+    assert plots.plot_intensity(out).axes[0].get_ylabel() == "flops per byte"
+    assert "Eq. 4-6" in plots.intensity_captions(out)["boosting_intensity"]
