@@ -196,6 +196,9 @@ class HistSearch:
             self.cuts.append(cuts)
             _assign_bins(data.values[s:e], data.indices[s:e], cuts, binsT[f])
         self.n_bins = np.array([c.shape[0] + 1 for c in self.cuts], np.int64)
+        self.cut_table = np.full((d, max(max_bins - 2, 1)), np.inf, np.float32)
+        for f, cuts in enumerate(self.cuts):
+            self.cut_table[f, :cuts.shape[0]] = cuts
         self.bins = np.ascontiguousarray(binsT.T)  # (n_samples, n_features): rows read whole by the build
         self.col_missing = np.diff(data.indptr) < n
         self.n_workers = n_workers
@@ -229,25 +232,25 @@ class HistSearch:
             _level(*args, self.n_workers)
         else:
             _level_slice(0, d, 0, *args)
-        best_f = np.full(n_nodes, -1, np.int64)
-        best = np.zeros(n_nodes)
-        for k in range(n_nodes):
-            f = int(np.argmax(f_gain[:, k]))  # the first of equal gains
-            if f_gain[f, k] > RT_EPS:
-                best_f[k], best[k] = f, f_gain[f, k]
-        fk = np.maximum(best_f, 0)
-        self.split_bin = f_bin[fk, np.arange(n_nodes)]
-        thr = np.empty(n_nodes, np.float32)
-        for k in range(n_nodes):
-            thr[k] = self._threshold(int(fk[k]), int(self.split_bin[k]))
-        return best_f, best, thr, f_left[fk, np.arange(n_nodes)]
+        return self._choose(f_gain, f_bin, f_left, n_nodes)
 
-    def _threshold(self, f: int, b: int) -> np.float32:
-        """``x < threshold`` for the bins ``<= b`` (``b = -1``: no present value; ``b = n_bins - 1``: all)."""
-        cuts = self.cuts[f]
-        if 0 <= b < cuts.shape[0]:
-            return cuts[b]
-        return np.float32(-np.inf) if b < 0 else np.float32(np.inf)
+    def _choose(self, f_gain, f_bin, f_left, n_nodes):
+        """Per node the feature of the largest gain (the first of equal gains), its bin and threshold."""
+        k = np.arange(n_nodes)
+        top = np.argmax(f_gain, axis=0)
+        gain = f_gain[top, k]
+        ok = gain > RT_EPS
+        best_f = np.where(ok, top, -1).astype(np.int64)
+        best = np.where(ok, gain, 0.0)
+        self.split_bin = f_bin[top, k]
+        return best_f, best, self._thresholds(top, self.split_bin), f_left[top, k]
+
+    def _thresholds(self, f: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``x < threshold`` for the bins ``<= b`` of features ``f`` (``b = -1``: no present value left;
+        ``b = n_bins - 1``: every present value left)."""
+        inside = self.cut_table[f, np.clip(b, 0, self.cut_table.shape[1] - 1)]
+        return np.where(b < 0, np.float32(-np.inf),
+                        np.where(b >= self.n_bins[f] - 1, np.float32(np.inf), inside)).astype(np.float32)
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
         """Rows to the children; the next :meth:`find` builds the smaller child of each split and subtracts

@@ -139,5 +139,4 @@ class HistCudaSearch(HistSearch):
         fk = np.maximum(best_f, 0)
         k = np.arange(n_nodes)
         self.split_bin = f_bin.copy_to_host()[fk, k]
-        thr = np.array([self._threshold(int(fk[i]), int(self.split_bin[i])) for i in range(n_nodes)], np.float32)
-        return best_f, best, thr, f_left.copy_to_host()[fk, k]
+        return best_f, best, self._thresholds(fk, self.split_bin), f_left.copy_to_host()[fk, k]
