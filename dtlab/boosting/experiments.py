@@ -210,9 +210,9 @@ def _peers_benchmark(ctx: RunContext) -> dict:
         out[f"speedup_{key}"] = c["speedup"]
     goals = {}
     for (ours, peer), limit in GOALS.items():
-        entry = next(c for c in comps if c["dataset"] == "synthetic" and c["dtlab"] == ours
-                     and c["peer_name"] == peer and c["mode"] == "whole_machine")
-        goals[f"{ours} / {peer} time <= {limit}"] = bool(1.0 / entry["speedup"] <= limit)
+        for c in comps:
+            if c["dataset"] == "synthetic" and c["dtlab"] == ours and c["peer_name"] == peer:
+                goals[f"{ours} / {peer} time <= {limit} ({c['mode']})"] = bool(1.0 / c["speedup"] <= limit)
     out["goals"] = goals
     ctx.savefig(plots.plot_time_per_tree(frames), "boosting_time_per_tree")
     return out
