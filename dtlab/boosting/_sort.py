@@ -9,12 +9,14 @@ step is stable, so the permutation is ``numpy.argsort(kind="stable")``'s.
 
 :func:`numpy_argsort` is the other candidate: one ``np.sort`` of 64-bit
 ``key << 32 | index`` words (the greedy trees' presort trick), whose order is
-the stable one because the words are distinct.  :data:`SORTS` names both;
-the exact search presorts its columns with :data:`DEFAULT_SORT`, the faster
-of the two on this project's 2-core machine (numpy's SIMD sort of 10^6 keys
-took 0.04-0.05 s, the radix sort 0.04 s on one worker and 0.1 s on two, on a
-busy machine; :func:`dtlab.boosting.experiments.sort_timing` measures it
-again and records it under ``boosting_sort`` in ``results.json``).
+the stable one because the words are distinct.  :data:`SORTS` names both and
+``"auto"`` (:func:`presort_argsort`), the faster one for the column's size as
+measured on this project's busy 2-core machine: numpy's SIMD sort up to 10^5
+keys (about 3x faster there), the radix sort on one worker from
+:data:`RADIX_MIN_KEYS` (10^6 keys: 37-40 ms against 47-62 ms); two workers
+were slower than one on that machine.  The exact search presorts with
+:data:`DEFAULT_SORT`; :func:`dtlab.boosting.experiments.sort_timing` measures
+the sorts again (``boosting_sort`` in ``results.json``).
 """
 
 from __future__ import annotations
@@ -132,8 +134,11 @@ def radix_argsort(values: np.ndarray, n_workers: int | None = None) -> np.ndarra
     _float_keys(x.view(np.uint32), keys)
     idx = np.arange(x.shape[0], dtype=np.int32)
     if x.shape[0] > 1:
-        n_seg = numba.get_num_threads() if n_workers is None else int(n_workers)
-        _radix_sort(keys, idx, max(1, min(n_seg, x.shape[0])))
+        n_seg = max(1, min(numba.get_num_threads() if n_workers is None else int(n_workers), x.shape[0]))
+        if n_seg == 1:  # one segment: no parallel region to start
+            _radix_segment(keys, idx, 0, x.shape[0], np.empty_like(keys), np.empty_like(idx))
+        else:
+            _radix_sort(keys, idx, n_seg)
     return idx
 
 
@@ -144,6 +149,18 @@ def numpy_argsort(values: np.ndarray, n_workers: int | None = None) -> np.ndarra
     return _sorted_row_ids(x, np.arange(x.shape[0], dtype=np.uint64)).astype(np.int32)
 
 
-SORTS = {"radix": radix_argsort, "numpy": numpy_argsort}
+#: Keys from which the radix sort (one worker) beat numpy's sort in :func:`dtlab.boosting.experiments.sort_timing`
+#: on this project's 2-core machine (10^6 keys: 37-40 ms against 47-62 ms; 10^5 keys: numpy 3x faster).
+RADIX_MIN_KEYS = 1 << 20
+
+
+def presort_argsort(values: np.ndarray) -> np.ndarray:
+    """The faster stable argsort for this many keys: numpy's below :data:`RADIX_MIN_KEYS`, else the radix sort."""
+    if values.shape[0] >= RADIX_MIN_KEYS:
+        return radix_argsort(values, 1)
+    return numpy_argsort(values)
+
+
+SORTS = {"radix": radix_argsort, "numpy": numpy_argsort, "auto": presort_argsort}
 #: The sort the exact search presorts with; see the module docstring.
-DEFAULT_SORT = "numpy"
+DEFAULT_SORT = "auto"

@@ -18,6 +18,7 @@ def test_radix_argsort_is_the_stable_argsort(values, workers):
     expected = np.argsort(values + np.float32(0.0), kind="stable")  # -0.0 equals 0.0
     np.testing.assert_array_equal(radix_argsort(values, workers), expected)
     np.testing.assert_array_equal(SORTS["numpy"](values), expected)
+    np.testing.assert_array_equal(SORTS["auto"](values), expected)
 
 
 @settings(max_examples=30, deadline=None)
@@ -54,3 +55,15 @@ def test_presort_with_either_sort_gives_the_same_lists(rng, sort):
     b = presort_columns(indptr, rows, data, SORTS[sort])
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_auto_sort_uses_the_radix_sort_for_long_columns(rng, monkeypatch):
+    from dtlab.boosting import _sort
+
+    calls = []
+    monkeypatch.setattr(_sort, "RADIX_MIN_KEYS", 100)
+    monkeypatch.setattr(_sort, "radix_argsort", lambda v, w=None: calls.append(len(v)) or np.argsort(v, kind="stable"))
+    x = rng.normal(size=150).astype(np.float32)
+    _sort.presort_argsort(x[:50])
+    _sort.presort_argsort(x)
+    assert calls == [150]
