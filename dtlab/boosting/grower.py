@@ -53,11 +53,10 @@ class ColumnData:
             data = csc.data.astype(np.float32)
             if np.isinf(data).any():
                 raise ValueError("X contains inf; only finite values (and NaN or absent entries for missing)")
-            present = ~np.isnan(data)
-            counts = np.add.reduceat(present, csc.indptr[:-1]) if data.size else np.zeros(d, np.int64)
-            counts = np.where(np.diff(csc.indptr) > 0, counts, 0)
-            indptr = np.zeros(d + 1, np.int64)
-            np.cumsum(counts, out=indptr[1:])
+            present = ~np.isnan(data)  # a stored NaN is missing too
+            before = np.zeros(data.shape[0] + 1, np.int64)
+            np.cumsum(present, out=before[1:])
+            indptr = before[csc.indptr].astype(np.int64)  # present entries before each column start
             return cls(indptr, csc.indices[present].astype(np.int32), data[present], n, d)
         X = check_X(X, dtype=np.float32, allow_nan=True)
         n, d = X.shape

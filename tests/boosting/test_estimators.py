@@ -102,3 +102,27 @@ def test_n_jobs_does_not_change_the_model(rng):
     a = GBDTRegressor(n_estimators=4, max_depth=4, n_jobs=1).fit(X, y)
     b = GBDTRegressor(n_estimators=4, max_depth=4, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_sparse_with_empty_columns_and_stored_nan(rng):
+    import scipy.sparse
+
+    X = rng.normal(size=(200, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.5] = np.nan
+    X[:, 0] = np.nan  # an empty first column
+    X[:, 4] = np.nan  # and an empty last one
+    y = (np.nan_to_num(X[:, 1]) + np.nan_to_num(X[:, 2]) > 0).astype(int)
+    rows, cols = np.nonzero(~np.isnan(X))
+    sparse = scipy.sparse.csc_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+    stored_nan = sparse.copy()
+    stored_nan.data[::7] = np.nan  # explicitly stored NaN entries are missing as well
+    a = GBDTClassifier(n_estimators=4, max_depth=3).fit(sparse, y)
+    b = GBDTClassifier(n_estimators=4, max_depth=3).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.feature_importances_[0] == 0 and a.feature_importances_[4] == 0
+    order = np.lexsort((rows, cols))  # the CSC's storage order: by column, then row
+    dense_nan = X.copy()
+    dense_nan[rows[order][::7], cols[order][::7]] = np.nan
+    c = GBDTClassifier(n_estimators=4, max_depth=3).fit(stored_nan, y)
+    d = GBDTClassifier(n_estimators=4, max_depth=3).fit(dense_nan, y)
+    np.testing.assert_array_equal(c.predict_proba(dense_nan), d.predict_proba(dense_nan))
