@@ -48,6 +48,12 @@ def _leaf_gain(g, h, lam):
 
 
 @numba.njit(**NJIT)
+def _leaf_gain32(g, h, lam):
+    """XGBoost's ``CalcGainGivenWeight``: ``G^2`` and ``H + lam`` rounded to float32, divided in float32."""
+    return np.float32(g * g) / np.float32(h + lam)
+
+
+@numba.njit(**NJIT)
 def _midpoint(lo, hi):
     """XGBoost's threshold between two neighbouring values: the float32 midpoint, or ``hi`` if it rounds to ``lo``."""
     mid = (lo + hi) * np.float32(0.5)
@@ -107,31 +113,33 @@ def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_miss
     if has_miss:  # exact zeros without missing rows: no rounding noise on the missing side
         g_miss = g_node - g_pres
         h_miss = h_node - h_pres
-    root = _leaf_gain(g_node, h_node, lam)
+    # XGBoost's arithmetic (split_evaluator.h, updater_colmaker.cc): every gain in float32, the node's own
+    # (root_gain) too, and loss_chg = float32(children - root); it decides near-ties and splits near RT_EPS
+    root = _leaf_gain32(g_node, h_node, lam)
     # XGBoost's order of candidates, the first of equal gains kept: missing right from the smallest value up
     # (only where the feature misses values), then missing left from the largest value down
     if col_missing:
         proxy, nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, False,
-                                 mcw, False, obuf)
-        if nl > 0 and proxy - root > best:
-            best = proxy - root
+                                 mcw, False, obuf, _ZERO32)
+        if nl > 0 and np.float32(proxy) - root > best:
+            best = np.float64(np.float32(proxy) - root)
             thr = _midpoint(vals[s + nl - 1], vals[s + nl])
             miss_left = False
         if has_miss and h_pres >= mcw and h_miss >= mcw:  # every present value left, the missing rows right
-            chg = _leaf_gain(g_pres, h_pres, lam) + _leaf_gain(g_miss, h_miss, lam) - root
+            chg = np.float64(_leaf_gain32(g_pres, h_pres, lam) + _leaf_gain32(g_miss, h_miss, lam) - root)
             if chg > best:
                 best = chg
                 hi = vals[e - 1]
                 thr = hi + (abs(hi) + np.float32(RT_EPS))
                 miss_left = False
     proxy, nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, True, mcw,
-                             True, obuf)
-    if nl > 0 and proxy - root > best:
-        best = proxy - root
+                             True, obuf, _ZERO32)
+    if nl > 0 and np.float32(proxy) - root > best:
+        best = np.float64(np.float32(proxy) - root)
         thr = _midpoint(vals[s + nl - 1], vals[s + nl])
         miss_left = True
     if has_miss and h_pres >= mcw and h_miss >= mcw:  # every present value right, the missing rows left
-        chg = _leaf_gain(g_miss, h_miss, lam) + _leaf_gain(g_pres, h_pres, lam) - root
+        chg = np.float64(_leaf_gain32(g_miss, h_miss, lam) + _leaf_gain32(g_pres, h_pres, lam) - root)
         if chg > best:
             best = chg
             lo = vals[s]

@@ -90,7 +90,7 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
     for direction in range(0 if col_missing else 1, 2):  # missing right (only where some miss), then left
         miss_left = direction == 1
         proxy, nl = _rank_prefix(pos_bins, 0, n_bins, buf, hbuf, g_pres, h_pres, 1, lam, np.float32(0.0), g_miss,
-                                 h_miss, miss_left, mcw, False, obuf)
+                                 h_miss, miss_left, mcw, False, obuf, None)
         if nl > 0 and proxy - root > best:
             best, best_bin, best_left = proxy - root, nl - 1, miss_left
         if col_missing and h_miss > 0.0 and h_miss >= mcw and h_pres >= mcw:

@@ -184,10 +184,12 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
         gsum.extend(node_g.tolist())
         hsum.extend(node_h.tolist())
     G, H = np.array(gsum), np.array(hsum)
+    # XGBoost keeps a node's weight in float32 and shrinks it in float32 (NodeEntry::weight * learning_rate):
+    # the same leaf values to the bit, so that margins, and the next round's gradients, are equal too
     weight = np.where((H >= mcw) & (H > 0), -G / (H + lam), 0.0)
     tree = BoostedTree(np.array(feature, np.int32), np.array(threshold, np.float32), np.array(miss, np.bool_),
                        np.array(left, np.int32), np.array(right, np.int32),
-                       (learning_rate * weight).astype(np.float32), np.array(gain), H)
+                       weight.astype(np.float32) * np.float32(learning_rate), np.array(gain), H)
     return prune(tree, np.array(parent), gamma, leaf_of_row)
 
 

@@ -89,12 +89,12 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_
             hbuf[i] = acc
         h_total = acc
     return _rank_prefix(xs, s, m, buf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
-                        last_on_ties, buf)
+                        last_on_ties, buf, None)
 
 
 @numba.njit(**NJIT)
 def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
-                 last_on_ties, out):
+                 last_on_ties, out, f32):
     """Every candidate position of a sorted segment at once, from the prefix sums of its statistics.
 
     Parameters
@@ -127,6 +127,12 @@ def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, 
     out : float64 scratch (>= m)
         Receives the proxies; may be ``gbuf`` itself (then overwritten in
         place, position ``nl`` reading ``gbuf[nl - 1]`` before writing it).
+    f32 : None or any float32
+        None: the proxy in float64.  Otherwise XGBoost's arithmetic (its
+        ``SplitEvaluator::CalcSplitGain``): each side's ``G^2`` and ``H +
+        lam`` rounded to float32, divided in float32, the two sides added in
+        float32 -- so that candidates equal in float32 tie as they do there.
+        (A compile-time switch: numba prunes the branches on ``f32 is None``.)
 
     Returns
     -------
@@ -159,7 +165,11 @@ def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, 
         g_left = left_g[k] + g_shift
         g_right = g_total - g_left
         h_right = h_total - h_left
-        proxy = g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
+        if f32 is None:
+            proxy = g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
+        else:
+            proxy = np.float64(np.float32(g_left * g_left) / np.float32(h_left + lam)
+                               + np.float32(g_right * g_right) / np.float32(h_right + lam))
         ok = (x_after[k] > x_before[k] + thr) & (h_left >= mcw) & (h_right >= mcw)
         proxies[k] = proxy if ok else -np.inf
     best = -np.inf
