@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-#: Technique slugs, in the order their figures appear (future: "boosting").
-TECHNIQUES = ("greedy", "evolution", "linear", "inference")
+#: Technique slugs, in the order their figures appear.
+TECHNIQUES = ("greedy", "evolution", "linear", "boosting", "inference")
 
 #: The foundation tour's slug.
 TOUR = "tour"

@@ -42,15 +42,63 @@ def presort(XT: np.ndarray) -> np.ndarray:
     n_features, n = XT.shape
     rows = np.empty((n_features, n), dtype=np.int32)
     index = np.arange(n, dtype=np.uint64)
-    sign = np.uint32(0x80000000)
     for f in range(n_features):
-        bits = XT[f].view(np.uint32)
-        key = np.where(bits & sign, ~bits, bits | sign).astype(np.uint64)
-        key <<= np.uint64(32)
-        key |= index
-        key.sort()
-        rows[f] = key.astype(np.uint32)  # the low 32 bits: the row index
+        rows[f] = _sorted_row_ids(XT[f], index)
     return rows
+
+
+def _sorted_row_ids(values: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
+    """``row_ids`` (uint64, < 2^32) ordered by (value, row id): float32 ``values`` packed with them in one key."""
+    sign = np.uint32(0x80000000)
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    key = np.where(bits & sign, ~bits, bits | sign).astype(np.uint64)
+    key <<= np.uint64(32)
+    key |= row_ids
+    key.sort()
+    return key.astype(np.uint32)  # the low 32 bits: the row index
+
+
+def presort_columns(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                    argsort=None) -> tuple[np.ndarray, np.ndarray]:
+    """Ragged attribute lists: the present entries of each column of a CSC matrix sorted by (value, row).
+
+    Gradient boosting with missing values keeps only the present entries of a
+    feature in its list (absent from a sparse matrix, or NaN); the node's
+    missing rows are the ones its segment lacks.
+
+    Parameters
+    ----------
+    indptr : int array (n_features + 1,)
+        Column ``f`` is entries ``indptr[f]:indptr[f + 1]``.
+    indices : int array (nnz,)
+        Row of each entry (< 2^32).
+    data : float32 array (nnz,), no NaN
+    argsort : callable(values) -> positions, optional
+        A stable argsort of float32 values (e.g. a radix sort); default: one
+        ``np.sort`` of packed (value, position) keys.
+
+    Returns
+    -------
+    rows : int32 array (nnz,)
+        Each column's row ids in (value, row) order, in the column's slice.
+    vals : float32 array (nnz,)
+        The matching values.
+    """
+    nnz = int(indptr[-1])
+    rows = np.empty(nnz, dtype=np.int32)
+    vals = np.empty(nnz, dtype=np.float32)
+    data = np.asarray(data, dtype=np.float32)
+    for f in range(indptr.shape[0] - 1):
+        s, e = int(indptr[f]), int(indptr[f + 1])
+        if e == s:
+            continue
+        if argsort is None:
+            order = _sorted_row_ids(data[s:e], np.arange(e - s, dtype=np.uint64))  # positions in the column
+        else:
+            order = argsort(data[s:e])
+        rows[s:e] = indices[s:e][order]
+        vals[s:e] = data[s:e][order]
+    return rows, vals
 
 
 def attribute_lists(XT: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

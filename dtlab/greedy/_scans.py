@@ -26,7 +26,9 @@ B in the same (value, row) order, so they agree bit for bit.
 :func:`_scan_prefix` is written for statistics (g, h): with gradients and
 hessians it ranks by exact gradient boosting's ``G_L^2 / (H_L + lam) +
 G_R^2 / (H_R + lam)``; with ``h=None`` (every hessian 1, so H is the row
-count) and ``lam = 0`` it is the regressor's proxy above.  The classification
+count) and ``lam = 0`` it is the regressor's proxy above.  Its ranking half,
+:func:`_rank_prefix`, takes prefix sums however they were made (gradient
+boosting gathers them through row ids) and the missing rows' statistics.  The classification
 scan (:func:`_scan_classes`) moves class counts one row at a time (Gini,
 entropy, C4.5's gain ratio).
 """
@@ -41,7 +43,7 @@ from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, NJIT, split_thresho
 
 
 @numba.njit(**NJIT)
-def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
+def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_left, mcw, last_on_ties):
     """Vectorised scan of one sorted segment: prefix sums, then every position at once.
 
     Parameters
@@ -63,13 +65,15 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
     thr : float32, FEATURE_THRESHOLD
     buf : float64 scratch (>= e - s)
     hbuf : float64 scratch (>= e - s), or None with ``h=None``
+    g_miss, h_miss, miss_left, mcw, last_on_ties :
+        As for :func:`_rank_prefix` (0.0, 0.0, False, 0.0, False for the greedy trees).
 
     Returns
     -------
     best : float64
         The best proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` (-inf if none).
     n_left : int
-        Left size of the best split, the first on ties (-1 if none).
+        Left size of the best split, the first on ties unless ``last_on_ties`` (-1 if none).
     """
     m = e - s
     acc = 0.0
@@ -84,35 +88,102 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf):
             acc += h[s + i]
             hbuf[i] = acc
         h_total = acc
+    return _rank_prefix(xs, s, m, buf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
+                        last_on_ties, buf, None)
+
+
+@numba.njit(**NJIT)
+def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
+                 last_on_ties, out, f32):
+    """Every candidate position of a sorted segment at once, from the prefix sums of its statistics.
+
+    Parameters
+    ----------
+    xs : float32 array, sorted on ``[s, s + m)``
+    s, m : int
+        Start and length of the segment.
+    gbuf : float64 array (>= m)
+        ``gbuf[i]``: G of the first ``i + 1`` rows of the segment.
+    hbuf : float64 array (>= m) or None
+        The same for H; None: every hessian is 1 (H is the row count).
+    g_total, h_total : float64
+        G and H of the whole segment.
+    msl : int, min_samples_leaf (of the segment's rows)
+    lam : float
+    thr : float32, values closer than this are ties (no threshold between them)
+    g_miss, h_miss : float
+        Gradient and hessian sums of the node's rows that are *not* in the
+        segment (missing values; gradient boosting): they join the left side
+        when ``miss_left`` and the right side otherwise.  0.0, 0.0 for the
+        greedy trees (every row present).
+    miss_left : bool
+    mcw : float
+        min_child_weight: a side whose ``H`` is below it is no candidate (0.0:
+        no constraint).
+    last_on_ties : bool
+        Among equal best proxies keep the last position instead of the first
+        (XGBoost enumerates its "missing left" candidates from the largest
+        value down and keeps the first of equal gains).
+    out : float64 scratch (>= m)
+        Receives the proxies; may be ``gbuf`` itself (then overwritten in
+        place, position ``nl`` reading ``gbuf[nl - 1]`` before writing it).
+    f32 : None or any float32
+        None: the proxy in float64.  Otherwise XGBoost's arithmetic (its
+        ``SplitEvaluator::CalcSplitGain``): each side's ``G^2`` and ``H +
+        lam`` rounded to float32, divided in float32, the two sides added in
+        float32 -- so that candidates equal in float32 tie as they do there.
+        (A compile-time switch: numba prunes the branches on ``f32 is None``.)
+
+    Returns
+    -------
+    best : float64, the best proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` (-inf if none)
+    n_left : int, rows of the segment on the left of the best split (-1 if none)
+    """
+    g_total = g_total + g_miss
+    h_total = h_total + h_miss
+    g_shift = g_miss if miss_left else 0.0  # the missing rows' share of the left side
+    h_shift = h_miss if miss_left else 0.0
     lo = max(msl, 1)
     hi = m - msl
     if lo > hi:
         return -np.inf, -1
-    # every position at once, in place (position nl reads buf[nl - 1] and
-    # overwrites it).  Views that start at index 0 and no branches (ties get
-    # -inf through a select; the branches on h are resolved at compile time)
-    # let LLVM vectorise the loop, divisions included.
+    # every position at once.  Views that start at index 0 and no branches (ties get -inf through a
+    # select; the branches on hbuf are resolved at compile time) let LLVM vectorise the loop, divisions
+    # included.
     count = hi - lo + 1
-    left_g = buf[lo - 1: hi]
-    if h is not None:
+    left_g = gbuf[lo - 1: hi]
+    if hbuf is not None:
         left_h = hbuf[lo - 1: hi]
+    proxies = out[lo - 1: hi]
     x_before = xs[s + lo - 1: s + hi]
     x_after = xs[s + lo: s + hi + 1]
     for k in range(count):
-        if h is None:
-            h_left = np.float64(lo + k)
+        if hbuf is None:
+            h_left = np.float64(lo + k) + h_shift
         else:
-            h_left = left_h[k]
-        g_left = left_g[k]
+            h_left = left_h[k] + h_shift
+        g_left = left_g[k] + g_shift
         g_right = g_total - g_left
-        proxy = g_left * g_left / (h_left + lam) + g_right * g_right / ((h_total - h_left) + lam)
-        left_g[k] = proxy if x_after[k] > x_before[k] + thr else -np.inf
+        h_right = h_total - h_left
+        if f32 is None:
+            proxy = g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
+        else:
+            proxy = np.float64(np.float32(g_left * g_left) / np.float32(h_left + lam)
+                               + np.float32(g_right * g_right) / np.float32(h_right + lam))
+        ok = (x_after[k] > x_before[k] + thr) & (h_left >= mcw) & (h_right >= mcw)
+        proxies[k] = proxy if ok else -np.inf
     best = -np.inf
     best_k = -1
-    for k in range(count):
-        if left_g[k] > best:
-            best = left_g[k]
-            best_k = k
+    if last_on_ties:
+        for k in range(count - 1, -1, -1):
+            if proxies[k] > best:
+                best = proxies[k]
+                best_k = k
+    else:
+        for k in range(count):
+            if proxies[k] > best:
+                best = proxies[k]
+                best_k = k
     if best_k < 0:
         return -np.inf, -1
     return best, lo + best_k
@@ -306,7 +377,8 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     gain = 0.0
     ratio = 0.0
     if criterion == MSE:
-        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None)
+        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0,
+                                False)
     else:
         best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
                                               cnt[slot, 0], cnt[slot, 1])

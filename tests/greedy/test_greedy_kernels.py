@@ -6,6 +6,9 @@ import pytest
 from dtlab.greedy import _draws, _presort, _rules, _scans
 from dtlab.greedy.builder import as_float32_features, sklearn_seed
 
+#: The trailing arguments of _scan_prefix for the greedy trees: no missing rows, no min_child_weight, first on ties.
+NO_MISSING = (0.0, 0.0, False, 0.0, False)
+
 
 def _xorshift_reference(seed, count):
     """scikit-learn's our_rand_r, written with numpy uint32 arithmetic."""
@@ -70,7 +73,8 @@ def test_mse_scans_agree_with_reference(rng, msl):
         m = int(rng.integers(2, 60))
         xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
         ys = rng.normal(size=m)
-        vec = _scans._scan_prefix(xs, ys, None, 0, m, msl, 0.0, _rules.FEATURE_THRESHOLD, np.empty(m), None)
+        thr = _rules.FEATURE_THRESHOLD
+        vec = _scans._scan_prefix(xs, ys, None, 0, m, msl, 0.0, thr, np.empty(m), None, *NO_MISSING)
         inc = _scans._scan_mse_incremental(xs, ys, 0, m, msl, _rules.FEATURE_THRESHOLD)
         assert vec == inc  # same sums in the same order: bit for bit
         ref = _reference_best_split(xs, ys, msl)
@@ -97,8 +101,8 @@ def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
     for trial in range(20):
         n, s, e, xs = _sorted_segment(rng, trial)
         g = rng.normal(size=n)
-        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None)
-        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n))
+        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, *NO_MISSING)
+        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), *NO_MISSING)
         inc = _scans._scan_mse_incremental(xs, g, s, e, msl, thr)
         assert unit == ones == inc  # bit for bit
 
@@ -126,7 +130,7 @@ def test_prefix_scan_with_hessians_is_the_gain_formula(rng, msl):
         g = rng.normal(size=n)
         h = rng.uniform(0.05, 1.0, size=n)  # e.g. p (1 - p) of a logistic loss
         lam = float(rng.choice([0.0, 0.5, 3.0]))
-        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n))
+        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n), *NO_MISSING)
         ref_best, ref_nl = _reference_gain_scan(xs[s:e], g[s:e], h[s:e], lam, msl)
         assert nl == ref_nl
         if ref_nl > 0:

@@ -1,0 +1,142 @@
+"""The histogram split search on CUDA (numba.cuda kernels), tree for tree the CPU path's.
+
+Three kernels per level, over the histograms kept on the device:
+
+``build``  one thread per (node to build, feature): the node's rows summed in
+           row order, then the sibling as parent minus it -- the CPU's order of
+           additions, so the histograms are equal to the bit (no atomics);
+``scan``   one thread per (node, feature): :func:`._hist._best_bin_split`, the
+           same plain function (with the greedy trees' prefix ranking,
+           :func:`dtlab.greedy._scans._rank_prefix`) compiled as a CUDA device
+           function;
+``reduce`` one block per node: the best feature by :func:`dtlab._cuda_blocks.block_argmax`
+           (largest gain, the first feature on ties, as the CPU's ``argmax``).
+
+The rows' partition between levels (:func:`._hist._split_rows`) and the grower
+stay on the host, and the row order goes to the device once per level: this
+path is written for correctness (identical trees, tested under numba's CUDA
+simulator) before speed -- one thread per (node, feature) leaves most of a
+GPU idle on small levels.  Imported only for ``backend="cuda"``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import cuda
+
+from .._cuda_blocks import block_argmax
+from .._jit import compile_functions, cuda_device
+from ..greedy._scans import _rank_prefix
+from ._exact import RT_EPS, _leaf_gain
+from ._hist import HistSearch, _best_bin_split
+
+REDUCE_TPB = 32
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels():
+    dev = compile_functions([_leaf_gain.py_func, _rank_prefix.py_func, _best_bin_split.py_func], cuda_device())
+    best_bin_split = dev["_best_bin_split"]
+
+    @cuda.jit
+    def build(bins, order, nseg, build_nodes, parent, hg_parent, hh_parent, g, h, hg, hh):
+        t = cuda.grid(1)
+        d = bins.shape[1]
+        if t >= build_nodes.shape[0] * d:
+            return
+        j = t // d
+        f = t % d
+        k = build_nodes[j]
+        for b in range(hg.shape[2]):
+            hg[k, f, b] = 0.0
+            hh[k, f, b] = 0.0
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            b = bins[r, f]
+            hg[k, f, b] += g[r]
+            hh[k, f, b] += h[r]
+        p = parent[j]
+        if p >= 0:
+            o = k ^ 1
+            for b in range(hg.shape[2]):
+                hg[o, f, b] = hg_parent[p, f, b] - hg[k, f, b]
+                hh[o, f, b] = hh_parent[p, f, b] - hh[k, f, b]
+
+    @cuda.jit
+    def scan(hg, hh, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left):
+        t = cuda.grid(1)
+        n_nodes = hg.shape[0]
+        d = hg.shape[1]
+        if t >= n_nodes * d:
+            return
+        k = t // d
+        f = t % d
+        f_gain[f, k], f_bin[f, k], f_left[f, k] = best_bin_split(
+            hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
+            bufs[0, t], bufs[1, t], bufs[2, t])
+
+    @cuda.jit
+    def reduce(f_gain, best_f, best):
+        k = cuda.blockIdx.x
+        tid = cuda.threadIdx.x
+        red_value = cuda.shared.array(REDUCE_TPB, np.float64)
+        red_pos = cuda.shared.array(REDUCE_TPB, np.int64)
+        value = -np.inf
+        pos = -1
+        for f in range(tid, f_gain.shape[0], REDUCE_TPB):  # ascending: the first of equal gains stays
+            if f_gain[f, k] > value:
+                value = f_gain[f, k]
+                pos = f
+        value, pos = block_argmax(value, pos, red_value, red_pos, tid, REDUCE_TPB)
+        if tid == 0:
+            ok = value > RT_EPS
+            best_f[k] = pos if ok else -1
+            best[k] = value if ok else 0.0
+
+    return build, scan, reduce
+
+
+def _blocks(n: int, tpb: int = 64) -> tuple[int, int]:
+    return max((n + tpb - 1) // tpb, 1), tpb
+
+
+class HistCudaSearch(HistSearch):
+    """:class:`._hist.HistSearch` with histograms, scans and the per-node reduction on the device."""
+
+    def __init__(self, data, n_workers: int, max_bins: int):
+        super().__init__(data, 1, max_bins)
+        self.d_bins = cuda.to_device(self.bins)
+        self.d_n_bins = cuda.to_device(self.n_bins)
+        self.d_col_missing = cuda.to_device(self.col_missing)
+        self.d_pos_bins = cuda.to_device(self.pos_bins)
+
+    def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
+        super().start_tree(g, h)
+        self.d_g, self.d_h = cuda.to_device(g), cuda.to_device(h)
+
+    def _alloc(self, shape):
+        return cuda.device_array(shape)
+
+    def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
+        build, scan, reduce = _kernels()
+        d = self.bins.shape[1]
+        order, nseg = cuda.to_device(self.order), cuda.to_device(self.nseg)
+        build_nodes, parent = cuda.to_device(self.build), cuda.to_device(self.parent)
+        build[_blocks(self.build.shape[0] * d)](self.d_bins, order, nseg, build_nodes, parent, self.hg_parent,
+                                                self.hh_parent, self.d_g, self.d_h, self.hg, self.hh)
+        f_gain = cuda.device_array((d, n_nodes))
+        f_bin = cuda.device_array((d, n_nodes), np.int64)
+        f_left = cuda.device_array((d, n_nodes), np.bool_)
+        bufs = cuda.device_array((3, n_nodes * d, self.n_bins_total))
+        scan[_blocks(n_nodes * d)](self.hg, self.hh, self.d_n_bins, cuda.to_device(node_g), cuda.to_device(node_h),
+                                   self.d_col_missing, lam, mcw, self.d_pos_bins, bufs, f_gain, f_bin, f_left)
+        d_best_f = cuda.device_array(n_nodes, np.int64)
+        d_best = cuda.device_array(n_nodes)
+        reduce[n_nodes, REDUCE_TPB](f_gain, d_best_f, d_best)
+        best_f, best = d_best_f.copy_to_host(), d_best.copy_to_host()
+        fk = np.maximum(best_f, 0)
+        k = np.arange(n_nodes)
+        self.split_bin = f_bin.copy_to_host()[fk, k]
+        return best_f, best, self._thresholds(fk, self.split_bin), f_left.copy_to_host()[fk, k]

@@ -1,0 +1,128 @@
+"""Parameter checks, input conversion and JSON of the boosting estimators (shared by both)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X
+from ..backend import resolve_backend, to_host
+from .grower import BoostedTree, ColumnData
+
+JSON_FORMAT = "dtlab.GBDT/1"
+SPLIT_METHODS = ("exact", "hist")
+_TREE_FIELDS = ("feature", "threshold", "missing_left", "left", "right", "value", "gain", "cover")
+
+
+def check_params(est) -> dict:
+    """The validated hyper-parameters of a GBDT estimator, as the boosting loop takes them."""
+    if est.split_method not in SPLIT_METHODS:
+        raise ValueError(f"split_method must be one of {SPLIT_METHODS}, got {est.split_method!r}")
+    return dict(
+        n_estimators=check_int(est.n_estimators, "n_estimators", low=1),
+        max_depth=check_int(est.max_depth, "max_depth", low=1),
+        learning_rate=check_real(est.learning_rate, "learning_rate", low=0.0, low_inclusive=False),
+        reg_lambda=check_real(est.reg_lambda, "reg_lambda", low=0.0),
+        gamma=check_real(est.gamma, "gamma", low=0.0),
+        min_child_weight=check_real(est.min_child_weight, "min_child_weight", low=0.0),
+        split_method=est.split_method,
+        max_bins=check_int(est.max_bins, "max_bins", low=2, high=256),
+    )
+
+
+def check_backend(est, X) -> str:
+    """The backend name; on CUDA only the histogram search is built."""
+    be = resolve_backend(est.backend, X)
+    if be.is_cuda and est.split_method != "hist":
+        raise NotImplementedError("the exact search runs on the CPU only so far; use split_method='hist' with "
+                                  "backend='cuda', or backend='cpu'")
+    return "cuda" if be.is_cuda else "cpu"
+
+
+def n_workers(n_jobs) -> int:
+    """Worker threads: ``n_jobs`` (None or -1: numba's thread count)."""
+    import numba
+
+    if n_jobs is None or n_jobs == -1:
+        return numba.get_num_threads()
+    return min(check_int(n_jobs, "n_jobs", low=1), numba.config.NUMBA_NUM_THREADS)
+
+
+def fit_data(X) -> tuple[ColumnData, list[str] | None]:
+    """Training matrix as column data (sparse stays sparse), and the pandas column names if any."""
+    check_sklearn_input_shape(X)
+    names = None
+    if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+        names = list(X.columns)
+    X = to_host(X)
+    return ColumnData.from_input(X), names
+
+
+def predict_rows(X, n_features: int, who: str = "the model", chunk: int = 65_536):
+    """Rows to predict as float32 dense blocks (NaN = missing); sparse input is densified a block at a time,
+    its absent entries becoming NaN.  Yields arrays of shape (<= chunk, n_features); ``who`` names the
+    model in the error for a wrong number of features."""
+    check_sklearn_input_shape(X)
+    X = to_host(X)
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] != n_features:
+        raise ValueError(f"X has {shape[1]} features, but {who} is expecting {n_features} features as input")
+    if scipy.sparse.issparse(X):
+        csr = scipy.sparse.csr_matrix(X, dtype=np.float32)
+        for s in range(0, max(csr.shape[0], 1), chunk):
+            block = csr[s:s + chunk]
+            dense = np.full(block.shape, np.nan, np.float32)
+            rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
+            dense[rows, block.indices] = block.data
+            if np.isinf(dense).any():
+                raise ValueError("X contains inf; only finite values (and NaN for missing) are allowed")
+            yield dense
+        return
+    yield check_X(X, dtype=np.float32, allow_nan=True, n_features=n_features, min_samples=0)
+
+
+def trees_to_json(trees: list[BoostedTree]) -> list[dict[str, Any]]:
+    return [{k: getattr(t, k).tolist() for k in _TREE_FIELDS} for t in trees]
+
+
+def trees_from_json(items: list[dict[str, Any]]) -> list[BoostedTree]:
+    dtypes = dict(feature=np.int32, threshold=np.float32, missing_left=np.bool_, left=np.int32, right=np.int32,
+                  value=np.float32, gain=np.float64, cover=np.float64)
+    return [BoostedTree(**{k: np.asarray(t[k], dtype=dtypes[k]) for k in _TREE_FIELDS}) for t in items]
+
+
+def save(est, path: str | Path) -> None:
+    """Write a fitted estimator as JSON: parameters, fitted scalars, classes and every tree."""
+    fitted = dict(base_margin=est.base_margin_, n_features_in_=est.n_features_in_, n_outputs=est.n_outputs_,
+                  best_iteration_=est.best_iteration_, evals_result_=est.evals_result_,
+                  trees=trees_to_json(est.trees_))
+    if hasattr(est, "classes_"):
+        fitted["classes_"] = est.classes_.tolist()
+    if hasattr(est, "feature_names_in_"):
+        fitted["feature_names_in_"] = est.feature_names_in_.tolist()
+    doc = {"format": JSON_FORMAT, "estimator": type(est).__name__, "params": est.get_params(), "fitted": fitted}
+    Path(path).write_text(json.dumps(doc))
+
+
+def load(cls, path: str | Path):
+    """An estimator of class ``cls`` read from :func:`save`'s JSON."""
+    doc = json.loads(Path(path).read_text())
+    if doc.get("format") != JSON_FORMAT or doc.get("estimator") != cls.__name__:
+        raise ValueError(f"{path} is not a {cls.__name__} saved by dtlab ({JSON_FORMAT})")
+    est = cls(**doc["params"])
+    f = doc["fitted"]
+    est.base_margin_ = float(f["base_margin"])
+    est.n_features_in_ = int(f["n_features_in_"])
+    est.n_outputs_ = int(f["n_outputs"])
+    est.best_iteration_ = f["best_iteration_"]
+    est.evals_result_ = f["evals_result_"]
+    if "classes_" in f:
+        est.classes_ = np.asarray(f["classes_"])
+    if "feature_names_in_" in f:
+        est.feature_names_in_ = np.asarray(f["feature_names_in_"], dtype=object)
+    est._set_trees(trees_from_json(f["trees"]))
+    return est

@@ -1,0 +1,261 @@
+"""GBDTRegressor and GBDTClassifier: second-order gradient boosting with exact or histogram split search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import encode_labels, fit_target
+from . import _params
+from .booster import boost, pack, predict_margin
+from .losses import LOSSES
+
+_DOC_PARAMS = """
+    n_estimators : int >= 1, default=100
+        Boosting rounds (one tree per round, or one per class and round).
+    max_depth : int >= 1, default=6
+        Trees grow level by level to this depth.
+    learning_rate : float > 0, default=0.3
+        Shrinkage of every leaf value.
+    reg_lambda : float >= 0, default=1.0
+        L2 penalty of the leaf weights: a leaf's weight is ``-G / (H + reg_lambda)``.
+    gamma : float >= 0, default=0.0
+        Minimum loss change of a split, compared as XGBoost's ``min_split_loss``
+        is (with ``G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - G^2/(H+lambda)``,
+        the textbook gain without its factor 1/2); splits below it are pruned
+        bottom up.
+    min_child_weight : float >= 0, default=1.0
+        Minimum hessian sum of each child.
+    split_method : {"exact", "hist"}, default="exact"
+        ``"exact"``: every distinct value is a candidate (features sorted once,
+        prefix sums, stable partitions; XGBoost's ``tree_method="exact"``).
+        ``"hist"``: candidates are ``max_bins`` quantile bins (one histogram per
+        node, the sibling by subtraction).
+    max_bins : int in [2, 256], default=256
+        Bins per feature for ``"hist"`` (one of them holds the missing values).
+    base_score : float or None, default=None
+        Initial prediction (a probability for binary classification, as in
+        XGBoost); ``None``: the mean target (regression), the positive rate
+        (binary), 0 margins (multiclass).
+    early_stopping_rounds : int or None, default=None
+        Stop when the last ``eval_set`` has not improved for this many rounds;
+        prediction then uses the best round.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where the split search runs.  ``"cuda"`` (numba.cuda kernels for the
+        histograms, scans and per-node reduction; the rows' partition stays on
+        the host) is built for ``split_method="hist"`` only.
+    n_jobs : int or None, default=None
+        Worker threads (feature slices); ``None`` or -1: numba's thread count.
+    random_state : int or None, default=None
+        Unused: the algorithm draws nothing at random (no subsampling); kept for
+        the scikit-learn convention.
+    verbose : bool, default=False
+        A tqdm progress bar over the rounds.
+"""
+
+
+class _GBDT(BaseEstimator):
+    _loss_name = "squared_error"
+
+    def __init__(self, *, n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
+                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
+                 split_method: str = "exact", max_bins: int = 256, base_score: float | None = None,
+                 early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
+                 random_state: Any = None, verbose: bool = False):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.reg_lambda = reg_lambda
+        self.gamma = gamma
+        self.min_child_weight = min_child_weight
+        self.split_method = split_method
+        self.max_bins = max_bins
+        self.base_score = base_score
+        self.early_stopping_rounds = early_stopping_rounds
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, X, y_encoded, loss, n_outputs: int, base_margin: float, data, names, eval_set) -> None:
+        params = _params.check_params(self)
+        esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
+        if esr is not None and not eval_set:
+            raise ValueError("early_stopping_rounds needs an eval_set")
+        self.backend_ = params["backend"] = _params.check_backend(self, X)
+        self.base_margin_ = float(base_margin)
+        self.n_outputs_ = n_outputs
+        self.n_features_in_ = data.n_features
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        evals = [(list(_params.predict_rows(Xe, data.n_features)), self._encode_eval(ye)) for Xe, ye in eval_set or []]
+        margins = [np.full((sum(b.shape[0] for b in blocks), n_outputs), base_margin, np.float32)
+                   for blocks, _ in evals]
+        metric = "rmse" if loss is LOSSES["squared_error"] else ("logloss" if n_outputs == 1 else "mlogloss")
+        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(evals))}
+        best = [np.inf, 0]
+
+        def on_round(r: int, trees) -> bool:
+            if not evals:
+                return False
+            forest = pack(trees[-n_outputs:])
+            for i, ((blocks, ye), m) in enumerate(zip(evals, margins)):
+                m += np.concatenate([predict_margin(forest, b, n_outputs, 0.0) for b in blocks])
+                score = loss.loss(m[:, 0] if n_outputs == 1 else m, ye)
+                self.evals_result_[f"validation_{i}"][metric].append(score)
+            if score < best[0]:
+                best[:] = [score, r]
+            return esr is not None and r - best[1] >= esr
+
+        progress = None
+        if self.verbose:
+            from tqdm.auto import tqdm
+
+            progress = tqdm(total=params["n_estimators"], desc=f"GBDT ({params['split_method']})")
+        try:
+            trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, _params.n_workers(self.n_jobs),
+                          on_round, progress)
+        finally:
+            if progress is not None:
+                progress.close()
+        self.best_iteration_ = int(best[1]) if esr is not None else None
+        self._set_trees(trees)
+
+    def _encode_eval(self, y):
+        return np.asarray(y, dtype=np.float32)
+
+    def _set_trees(self, trees) -> None:
+        self.trees_ = trees
+        self.forest_ = pack(trees)
+        importance = np.zeros(self.n_features_in_)
+        for t in trees:
+            internal = t.left != -1
+            np.add.at(importance, t.feature[internal], t.gain[internal])
+        total = importance.sum()
+        self.feature_importances_ = importance / total if total > 0 else importance
+
+    # ------------------------------------------------------------------ predict
+    def _margin(self, X) -> np.ndarray:
+        check_is_fitted(self, "forest_")
+        n_trees = None
+        if self.best_iteration_ is not None:
+            n_trees = (self.best_iteration_ + 1) * self.n_outputs_
+        blocks = [predict_margin(self.forest_, b, self.n_outputs_, self.base_margin_, n_trees)
+                  for b in _params.predict_rows(X, self.n_features_in_, type(self).__name__)]
+        return np.concatenate(blocks) if blocks else np.empty((0, self.n_outputs_), np.float32)
+
+    def save_json(self, path: str | Path) -> None:
+        """Write the fitted model as JSON (no pickle)."""
+        check_is_fitted(self, "forest_")
+        _params.save(self, path)
+
+    @classmethod
+    def load_json(cls, path: str | Path):
+        """Read a model written by :meth:`save_json`."""
+        return _params.load(cls, path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+
+class GBDTRegressor(RegressorMixin, _GBDT):
+    __doc__ = f"""Gradient-boosted regression trees (squared error), XGBoost's second-order algorithm.
+
+    Parameters
+    ----------{_DOC_PARAMS}
+    Attributes
+    ----------
+    trees_ : list of BoostedTree
+    forest_ : PackedForest, the trees for :mod:`dtlab.trees` kernels (``x <= threshold`` tests)
+    base_margin_ : float
+    feature_importances_ : ndarray (n_features,), total split gain per feature, normalised to sum 1
+    evals_result_ : dict, ``{{"validation_i": {{"rmse": [...]}}}}``
+    best_iteration_ : int or None
+    n_features_in_ : int
+    """
+
+    def fit(self, X: Any, y: Any, eval_set: list | None = None) -> "GBDTRegressor":
+        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and y (n_samples,)."""
+        data, names = _params.fit_data(X)
+        y = fit_target(y, data.n_samples, self, numeric=True).astype(np.float32)
+        base = float(np.mean(y)) if self.base_score is None else _params.check_real(self.base_score, "base_score")
+        self._fit(X, y, LOSSES["squared_error"], 1, base, data, names, eval_set)
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions, float32 array (n_samples,)."""
+        return self._margin(X)[:, 0]
+
+
+class GBDTClassifier(ClassifierMixin, _GBDT):
+    __doc__ = f"""Gradient-boosted classification trees: logistic loss (two classes) or softmax (one tree
+    per class and round).
+
+    Parameters
+    ----------{_DOC_PARAMS}
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+    trees_, forest_, base_margin_, feature_importances_, best_iteration_, n_features_in_ : as GBDTRegressor
+    evals_result_ : dict, ``{{"validation_i": {{"logloss" | "mlogloss": [...]}}}}``
+    """
+
+    def fit(self, X: Any, y: Any, eval_set: list | None = None) -> "GBDTClassifier":
+        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and class labels y (n_samples,)."""
+        from sklearn.utils.multiclass import check_classification_targets
+
+        data, names = _params.fit_data(X)
+        y = fit_target(y, data.n_samples, self)
+        check_classification_targets(y)
+        self.classes_, codes = encode_labels(y)
+        n_classes = self.classes_.shape[0]
+        if n_classes < 2:
+            raise ValueError(f"y has one class only ({self.classes_[0]!r}); a classifier needs at least two")
+        if n_classes == 2:
+            loss, n_outputs = LOSSES["logistic"], 1
+            p = float(np.mean(codes)) if self.base_score is None else self.base_score
+            base = loss.base_margin(_params.check_real(p, "base_score"))
+        else:
+            loss, n_outputs = LOSSES["softmax"], n_classes
+            base = 0.0 if self.base_score is None else _params.check_real(self.base_score, "base_score")
+        self._fit(X, codes if n_outputs > 1 else codes.astype(np.float32), loss, n_outputs, base, data, names,
+                  eval_set)
+        return self
+
+    def _encode_eval(self, y):
+        y = np.asarray(y)
+        codes = np.searchsorted(self.classes_, y)
+        if (codes >= self.classes_.shape[0]).any() or (self.classes_[np.minimum(codes, len(self.classes_) - 1)]
+                                                       != y).any():
+            raise ValueError("eval_set holds labels not seen in y")
+        return codes.astype(np.int32) if self.classes_.shape[0] > 2 else codes.astype(np.float32)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Margins: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        m = self._margin(X)
+        return m[:, 0] if self.n_outputs_ == 1 else m
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities, float64 array (n_samples, n_classes)."""
+        m = self._margin(X).astype(np.float64)
+        if self.n_outputs_ == 1:
+            p = 1.0 / (1.0 + np.exp(-m[:, 0]))
+            return np.column_stack([1.0 - p, p])
+        m -= m.max(axis=1, keepdims=True)
+        e = np.exp(m)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class label of each row."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -1,0 +1,220 @@
+"""Level-wise growth of one boosting tree, over a split finder (exact or histogram).
+
+The grower owns what both split methods share: the rows' node positions, the
+node sums ``G, H``, XGBoost's leaf weights ``-G/(H+lambda)`` (0 where ``H <
+min_child_weight``), the bottom-up ``gamma`` pruning and the compaction of the
+kept nodes in breadth-first order (children after their parents, as
+:class:`dtlab.trees.PackedForest` wants).  A split finder provides
+``start_tree(g, h)``, ``find(n_nodes, node_g, node_h, node_n, lam, mcw)`` and
+``split(split_k, split_f, split_thr, split_left, pos, side, last)`` (``last``: the children
+will be leaves, so the finder only marks each row's ``side`` and keeps no state for them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+import scipy.sparse
+
+from .._validation import check_X
+from ._exact import RT_EPS
+from .losses import NJIT
+
+
+@dataclass
+class ColumnData:
+    """A feature matrix as columns of present entries (CSC): what both split finders read.
+
+    Attributes
+    ----------
+    indptr : int64 array (n_features + 1,)
+    indices : int32 array (nnz,), rows of the entries, increasing within each column
+    values : float32 array (nnz,), finite
+    n_samples, n_features : int
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    n_samples: int
+    n_features: int
+
+    @classmethod
+    def from_input(cls, X) -> "ColumnData":
+        """From a dense array (NaN = missing) or a scipy.sparse matrix (absent entries = missing), never densified."""
+        if scipy.sparse.issparse(X):
+            n, d = X.shape
+            if n == 0 or d == 0:
+                raise ValueError(f"X has shape {X.shape}; at least one row and one feature needed")
+            csc = scipy.sparse.csc_matrix(X, dtype=np.float32, copy=True)
+            csc.sort_indices()
+            data = csc.data.astype(np.float32)
+            if np.isinf(data).any():
+                raise ValueError("X contains inf; only finite values (and NaN or absent entries for missing)")
+            present = ~np.isnan(data)  # a stored NaN is missing too
+            before = np.zeros(data.shape[0] + 1, np.int64)
+            np.cumsum(present, out=before[1:])
+            indptr = before[csc.indptr].astype(np.int64)  # present entries before each column start
+            return cls(indptr, csc.indices[present].astype(np.int32), data[present], n, d)
+        X = check_X(X, dtype=np.float32, allow_nan=True)
+        n, d = X.shape
+        XT = np.ascontiguousarray(X.T)
+        present = ~np.isnan(XT)
+        indptr = np.zeros(d + 1, np.int64)
+        np.cumsum(present.sum(axis=1), out=indptr[1:])
+        rows = np.broadcast_to(np.arange(n, dtype=np.int32), (d, n))
+        return cls(indptr, rows[present], XT[present], n, d)
+
+
+@dataclass
+class BoostedTree:
+    """One grown tree in breadth-first order (node 0 the root; -1 children at leaves).
+
+    ``threshold`` is float32 and a row goes left when ``x < threshold``
+    (XGBoost's test); ``value`` is the node's output ``learning_rate * weight``
+    (float32), ``gain`` the loss change of its split (0 at leaves), ``cover``
+    its hessian sum.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    gain: np.ndarray
+    cover: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+
+@numba.njit(**NJIT)
+def _node_sums(pos, g, h, n_nodes):
+    node_g = np.zeros(n_nodes)
+    node_h = np.zeros(n_nodes)
+    node_n = np.zeros(n_nodes, np.int64)
+    for r in range(pos.shape[0]):
+        k = pos[r]
+        if k >= 0:
+            node_g[k] += g[r]
+            node_h[k] += h[r]
+            node_n[k] += 1
+    return node_g, node_h, node_n
+
+
+@numba.njit(**NJIT)
+def _advance(pos, side, which, level_ids, leaf_of_row):
+    """Rows of splitting nodes move to child ``2 j`` (left) or ``2 j + 1``; the others settle in their leaf."""
+    for r in range(pos.shape[0]):
+        k = pos[r]
+        if k < 0:
+            continue
+        j = which[k]
+        if j < 0:
+            leaf_of_row[r] = level_ids[k]
+            pos[r] = -1
+        else:
+            pos[r] = 2 * j + 1 - side[r]
+
+
+def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float, reg_lambda: float,
+              gamma: float, min_child_weight: float) -> tuple[BoostedTree, np.ndarray]:
+    """Grow one tree level by level to ``max_depth``, prune by ``gamma``.
+
+    Parameters
+    ----------
+    search : split finder (:class:`._exact.ExactSearch` or :class:`._hist.HistSearch`)
+    g, h : float32 arrays (n_samples,)
+    max_depth : int >= 1
+    learning_rate, reg_lambda, gamma, min_child_weight : float
+
+    Returns
+    -------
+    tree : BoostedTree
+    leaf_of_row : int64 array (n_samples,), the (kept) leaf of every training row
+    """
+    n = g.shape[0]
+    lam, mcw = float(reg_lambda), float(min_child_weight)
+    pos = np.zeros(n, np.int64)
+    side = np.zeros(n, np.uint8)
+    leaf_of_row = np.zeros(n, np.int64)
+    search.start_tree(g, h)
+    feature, threshold, miss, left, right, gsum, hsum, gain = ([] for _ in range(8))
+    node_g, node_h, node_n = _node_sums(pos, g, h, 1)
+    level_ids = np.array([0])
+    parent = [-1]
+    for arr, v in ((feature, -1), (threshold, 0.0), (miss, True), (left, -1), (right, -1), (gain, 0.0)):
+        arr.append(v)
+    gsum.append(node_g[0])
+    hsum.append(node_h[0])
+    for depth in range(max_depth + 1):
+        n_nodes = level_ids.shape[0]
+        if depth == max_depth:
+            which = np.full(n_nodes, -1, np.int64)
+            _advance(pos, side, which, level_ids, leaf_of_row)
+            break
+        best_f, best, thr, mleft = search.find(n_nodes, node_g, node_h, node_n, lam, mcw)
+        split_k = np.flatnonzero((best_f >= 0) & (best > RT_EPS))
+        which = np.full(n_nodes, -1, np.int64)
+        which[split_k] = np.arange(split_k.shape[0])
+        if split_k.shape[0]:
+            search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], pos, side,
+                         last=depth + 1 == max_depth)
+        _advance(pos, side, which, level_ids, leaf_of_row)
+        if not split_k.shape[0]:
+            break
+        children = []
+        for k in split_k:
+            node = int(level_ids[k])
+            feature[node], threshold[node], miss[node], gain[node] = int(best_f[k]), thr[k], bool(mleft[k]), best[k]
+            for child_side in (left, right):
+                child = len(feature)
+                child_side[node] = child
+                children.append(child)
+                parent.append(node)
+                for arr, v in ((feature, -1), (threshold, 0.0), (miss, True), (left, -1), (right, -1),
+                               (gain, 0.0)):
+                    arr.append(v)
+        level_ids = np.array(children)
+        node_g, node_h, node_n = _node_sums(pos, g, h, level_ids.shape[0])
+        gsum.extend(node_g.tolist())
+        hsum.extend(node_h.tolist())
+    G, H = np.array(gsum), np.array(hsum)
+    # XGBoost keeps a node's weight in float32 and shrinks it in float32 (NodeEntry::weight * learning_rate):
+    # the same leaf values to the bit, so that margins, and the next round's gradients, are equal too
+    weight = np.where((H >= mcw) & (H > 0), -G / (H + lam), 0.0)
+    tree = BoostedTree(np.array(feature, np.int32), np.array(threshold, np.float32), np.array(miss, np.bool_),
+                       np.array(left, np.int32), np.array(right, np.int32),
+                       weight.astype(np.float32) * np.float32(learning_rate), np.array(gain), H)
+    return prune(tree, np.array(parent), gamma, leaf_of_row)
+
+
+def prune(tree: BoostedTree, parent: np.ndarray, gamma: float, leaf_of_row: np.ndarray):
+    """XGBoost's pruner: bottom up, a split whose children are leaves and whose loss change is below
+    ``gamma`` becomes a leaf; then the kept nodes are renumbered breadth first.
+
+    Returns the pruned tree and each row's leaf in it.
+    """
+    left, right = tree.left.copy(), tree.right.copy()
+    for node in range(tree.n_nodes - 1, -1, -1):  # children come after parents: they are settled first
+        if left[node] != -1 and left[left[node]] == -1 and left[right[node]] == -1 and tree.gain[node] < gamma:
+            left[node] = right[node] = -1
+    kept = np.zeros(tree.n_nodes, np.bool_)
+    resolve = np.arange(tree.n_nodes)
+    for node in range(tree.n_nodes):
+        p = parent[node]
+        kept[node] = p < 0 or (kept[p] and left[p] != -1)
+        if not kept[node]:
+            resolve[node] = resolve[p]
+    new_id = np.cumsum(kept) - 1
+    leaf = left[kept] == -1
+    out = BoostedTree(np.where(leaf, -1, tree.feature[kept]).astype(np.int32),
+                      np.where(leaf, 0.0, tree.threshold[kept]).astype(np.float32), tree.missing_left[kept],
+                      np.where(leaf, -1, new_id[np.maximum(left[kept], 0)]).astype(np.int32),
+                      np.where(leaf, -1, new_id[np.maximum(right[kept], 0)]).astype(np.int32),
+                      tree.value[kept], np.where(leaf, 0.0, tree.gain[kept]), tree.cover[kept])
+    return out, new_id[resolve[leaf_of_row]]

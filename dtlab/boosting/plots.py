@@ -1,0 +1,141 @@
+"""Plots of the boosting experiments: time per tree against peers, worker scaling; their captions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..plotting import new_axes
+from ..plotting.text import MODE_WORDS, speedup, threads
+
+
+def plot_time_per_tree(frames: dict[str, list[dict[str, Any]]], *, title: str | None = None):
+    """Seconds per tree of every contender, per dataset and mode (threads in the legend), AUC on the bars.
+
+    Parameters
+    ----------
+    frames : {dataset: rows of :func:`dtlab.boosting.experiments.time_per_tree`}
+    """
+    import matplotlib.pyplot as plt
+
+    names = list(frames)
+    fig, axes = plt.subplots(1, len(names), figsize=(6.2 * len(names), 4.4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = frames[name]
+        contenders = list(dict.fromkeys(r["contender"] for r in rows))
+        modes = list(dict.fromkeys(r["mode"] for r in rows))
+        x = np.arange(len(contenders))
+        width = 0.8 / len(modes)
+        for j, mode in enumerate(modes):
+            at = {r["contender"]: r for r in rows if r["mode"] == mode}
+            vals = [at[c]["seconds_per_tree"] * 1e3 for c in contenders]
+            bars = ax.bar(x + (j - (len(modes) - 1) / 2) * width, vals, width, color=f"C{j}",
+                          label=f"{MODE_WORDS[mode]} ({threads(at[contenders[0]]['threads'])} each)")
+            for rect, c in zip(bars, contenders):
+                ax.annotate(f"{at[c]['auc']:.3f}", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                            ha="center", va="bottom", fontsize=6)
+        ax.set_yscale("log")
+        ax.set_xticks(x, contenders, rotation=25, ha="right", fontsize=8)
+        ax.set(ylabel="ms per tree (log)", title=f"{name}: depth 6, 40 trees (numbers: test AUC)")
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def plot_worker_scaling(rows: list[dict[str, Any]], *, ax=None):
+    """Speedup over one worker against workers, exact and hist, with the ideal line."""
+    fig, ax = new_axes(ax)
+    workers = sorted({r["workers"] for r in rows})
+    for method in dict.fromkeys(r["split_method"] for r in rows):
+        sel = [r for r in rows if r["split_method"] == method]
+        ax.plot([r["workers"] for r in sel], [r["speedup"] for r in sel], "o-",
+                label=f"{method} ({sel[0]['seconds_per_tree'] * 1e3:.0f} ms/tree on 1 worker)")
+    ax.plot(workers, workers, "k--", lw=0.8, label="ideal")
+    ax.set(xlabel="workers (threads; features cut into as many slices)", ylabel="speedup over 1 worker",
+           title="Feature-parallel scaling (the paper's Fig. 9 analogue)")
+    ax.set_xticks(workers)
+    ax.legend(fontsize=8)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return fig
+
+
+def peer_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Caption of ``boosting_time_per_tree`` from the recorded comparisons."""
+    parts = []
+    for c in results["comparisons"]:
+        if c["dataset"] == "synthetic":
+            parts.append(f"{c['dtlab']} vs {c['peer_name']}: {speedup(c['speedup'])} {MODE_WORDS[c['mode']]}")
+    load = results.get("load_average_before")
+    return {"boosting_time_per_tree": "Time per tree, depth 6, 40 trees (speedup = peer time / dtlab time, "
+                                      "same threads both sides). Synthetic: " + "; ".join(parts)
+                                      + (f". Load average before the run: {load[0]}" if load else "")}
+
+
+def scaling_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Caption of ``boosting_worker_scaling``."""
+    best = {r["split_method"]: r for r in results["rows"]}
+    text = ", ".join(f"{m} {speedup(r['speedup'])} on {threads(r['workers'])}" for m, r in best.items())
+    return {"boosting_worker_scaling": f"Speedup over one worker on {results['n_samples']:,} rows: {text}."}
+
+
+def plot_sort_timing(rows: list[dict[str, Any]], *, ax=None):
+    """Seconds against keys for each sort (radix per worker count), log-log."""
+    fig, ax = new_axes(ax)
+    for name in dict.fromkeys((r["sort"], r["workers"]) for r in rows):
+        sel = [r for r in rows if (r["sort"], r["workers"]) == name]
+        label = f"{name[0]} ({threads(name[1])})" if name[0] == "radix" else name[0]
+        ax.plot([r["n"] for r in sel], [r["seconds"] for r in sel], "o-", label=label)
+    ax.set(xscale="log", yscale="log", xlabel="keys (float32)", ylabel="seconds (median)",
+           title="Sorting one feature: radix sort against numpy")
+    ax.legend(fontsize=8)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return fig
+
+
+def sort_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Caption of ``boosting_sort``: the times at the largest size."""
+    n = max(r["n"] for r in results["rows"])
+    at = ", ".join(f"{r['sort']} ({threads(r['workers'])}) {r['seconds'] * 1e3:.1f} ms"
+                   for r in results["rows"] if r["n"] == n)
+    return {"boosting_sort": f"Sorting {n:,} float32 keys: {at}. The exact search presorts with "
+                             f"{results['library_sort']!r}."}
+
+
+def plot_intensity(result: dict[str, Any]):
+    """Left: flops per byte, the paper's Eq. 6 against dtlab's counted kernels; right: bytes per second the
+    fit moved against a plain copy's."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.6, 4.0))
+    vals = [result["paper"]["intensity"], result["dtlab"]["intensity"]]
+    bars = ax1.bar(["paper model (Eq. 4-6)", "dtlab exact (counted)"], vals, color=["C7", "C0"])
+    for rect, v in zip(bars, vals):
+        ax1.annotate(f"{v:.3f}", (rect.get_x() + rect.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+    ax1.set(ylabel="flops per byte", title="Arithmetic intensity of the exact search")
+    gbs = [result["achieved_bytes_per_second"] / 1e9, result["copy_bytes_per_second"] / 1e9]
+    bars = ax2.bar([f"exact search ({threads(result['n_workers'])})", "np.copyto (1 thread)"], gbs, color=["C0", "C7"])
+    for rect, v in zip(bars, gbs):
+        ax2.annotate(f"{v:.1f}", (rect.get_x() + rect.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+    ax2.set(ylabel="GB/s (counted bytes / time)", title="Memory traffic achieved")
+    fig.suptitle(f"{result['nnz']:,} entries, {result['n_split'] / 1e6:.1f} M candidates ranked per round",
+                 fontsize=9)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def intensity_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Caption of ``boosting_intensity``."""
+    return {"boosting_intensity": (
+        f"Flops per byte: the paper's Eq. 4-6 give {results['paper']['intensity']:.3f}, dtlab's counted kernels "
+        f"{results['dtlab']['intensity']:.3f} (both far below any ridge point: memory bound); the fit moved "
+        f"{results['achieved_bytes_per_second'] / 1e9:.1f} GB/s against {results['copy_bytes_per_second'] / 1e9:.1f}"
+        " GB/s of a plain copy.")}

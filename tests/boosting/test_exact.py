@@ -1,0 +1,152 @@
+"""Exact split search: the kernel against a plain reference, and whole models against XGBoost's exact method."""
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from dtlab.boosting import GBDTClassifier, GBDTRegressor
+from dtlab.boosting._exact import _best_split_segment
+from dtlab.greedy._presort import presort_columns
+
+from .conftest import assert_same_tree, tie_free, xgb_tree_nodes
+
+xgb = pytest.importorskip("xgboost")
+
+
+def _reference_split(x, g, h, lam, mcw, col_missing):
+    """Every candidate of one node and feature by brute force: (loss_chg, threshold, missing_left).
+
+    ``x`` holds NaN for missing rows; a row goes left when ``x < threshold``.  Gains in XGBoost's float32
+    arithmetic: each side's ``G^2`` and ``H + lam`` rounded to float32 and divided in float32.
+    """
+    pres = ~np.isnan(x)
+    G, H = g.sum(dtype=np.float64), h.sum(dtype=np.float64)
+
+    def gain32(a, b):
+        return np.float32(a * a) / np.float32(b + lam)
+
+    root = gain32(G, H)
+    values = np.unique(x[pres])
+    cuts = [np.float32((a + b) * np.float32(0.5)) for a, b in zip(values[:-1], values[1:])]
+    if pres.sum() < len(x):
+        cuts += [values[0] - (abs(values[0]) + np.float32(1e-6)), values[-1] + (abs(values[-1]) + np.float32(1e-6))]
+    best = (0.0, None, None)
+    for miss_left in ([True, False] if col_missing else [True]):
+        for c in cuts:
+            go_left = np.where(pres, x < c, miss_left)
+            gl, hl = g[go_left].sum(dtype=np.float64), h[go_left].sum(dtype=np.float64)
+            gr, hr = G - gl, H - hl
+            if hl < mcw or hr < mcw or go_left.all() or not go_left.any():
+                continue
+            chg = float(gain32(gl, hl) + gain32(gr, hr) - root)
+            if chg > best[0] + 1e-9:
+                best = (chg, c, miss_left)
+    return best
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3])
+@pytest.mark.parametrize("mcw", [0.0, 3.0])
+def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
+    n_found = 0
+    for _ in range(40):
+        n = int(rng.integers(2, 60))
+        x = rng.normal(size=n).astype(np.float32)
+        x[rng.random(n) < missing] = np.nan
+        if np.isnan(x).all():
+            continue
+        g = rng.normal(size=n).astype(np.float32)
+        h = rng.uniform(0.1, 1.0, size=n).astype(np.float32)
+        lam = float(rng.choice([0.0, 1.0]))
+        pres = np.flatnonzero(~np.isnan(x))
+        rows, vals = presort_columns(np.array([0, len(pres)]), pres.astype(np.int32), x[pres])
+        col_missing = len(pres) < n
+        got = _best_split_segment(vals, rows, g, h, 0, len(pres), float(g.sum(dtype=np.float64)),
+                                  float(h.sum(dtype=np.float64)), n, col_missing, lam, mcw, np.empty(n), np.empty(n),
+                                  np.empty(n))
+        ref = _reference_split(x, g, h, lam, mcw, col_missing)
+        if ref[1] is None:
+            assert got[0] <= 1e-9
+            continue
+        n_found += 1
+        ulp = float(np.spacing(np.float32(max(abs(float(g.sum())) ** 2, 1.0))))  # float32 resolution of the gains
+        assert abs(got[0] - ref[0]) <= 4 * ulp
+        # the same partition of the rows (thresholds of equal-gain cuts may differ)
+        side = np.where(np.isnan(x), got[2], x < got[1])
+        ref_side = np.where(np.isnan(x), ref[2], x < ref[1])
+        gl_got = g[side].sum(dtype=np.float64)
+        assert gl_got == pytest.approx(g[ref_side].sum(dtype=np.float64), rel=1e-6, abs=1e-6) or \
+            abs(got[0] - ref[0]) <= 4 * ulp  # another cut of (float32-)equal gain
+    assert n_found > 10
+
+
+XGB_COMMON = dict(tree_method="exact", max_depth=4, learning_rate=0.3, reg_lambda=1.0, min_child_weight=1.0,
+                  n_estimators=8, n_jobs=2)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.25])
+@pytest.mark.parametrize("gamma", [0.0, 2.0])
+def test_regressor_reproduces_xgboost_exact(rng, missing, gamma):
+    X, y = tie_free(rng, missing=missing)
+    ours = GBDTRegressor(n_estimators=8, max_depth=4, learning_rate=0.3, gamma=gamma, base_score=0.5).fit(X, y)
+    peer = xgb.XGBRegressor(**XGB_COMMON, gamma=gamma, base_score=0.5).fit(X, y)
+    booster = peer.get_booster()
+    for t in range(8):
+        assert_same_tree(ours.trees_[t], xgb_tree_nodes(booster, t), X)
+    np.testing.assert_allclose(ours.predict(X), peer.predict(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.25])
+def test_classifier_reproduces_xgboost_exact(rng, missing):
+    X, y = tie_free(rng, missing=missing, task="classification")
+    ours = GBDTClassifier(n_estimators=8, max_depth=4, learning_rate=0.3, base_score=0.5,
+                          min_child_weight=0.5).fit(X, y)
+    peer = xgb.XGBClassifier(**{**XGB_COMMON, "min_child_weight": 0.5}, base_score=0.5).fit(X, y)
+    booster = peer.get_booster()
+    for t in range(8):
+        assert_same_tree(ours.trees_[t], xgb_tree_nodes(booster, t), X)
+    np.testing.assert_allclose(ours.predict_proba(X), peer.predict_proba(X), atol=1e-5)
+
+
+def test_sparse_input_is_missing_values_and_matches_xgboost(rng):
+    """A CSC matrix's absent entries are missing: the same trees as dense NaN, and as XGBoost on the CSR."""
+    X, y = tie_free(rng, n=400, missing=0.4)
+    # build the CSC from the present entries only (explicit zeros would be present values)
+    rows, cols = np.nonzero(~np.isnan(X))
+    sparse = scipy.sparse.csc_matrix((X[rows, cols], (rows, cols)), shape=X.shape)
+    dense = GBDTRegressor(n_estimators=5, max_depth=3, base_score=0.0).fit(X, y)
+    sp = GBDTRegressor(n_estimators=5, max_depth=3, base_score=0.0).fit(sparse, y)
+    for a, b in zip(dense.trees_, sp.trees_):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+        np.testing.assert_array_equal(a.missing_left, b.missing_left)
+    np.testing.assert_array_equal(dense.predict(X), sp.predict(sparse.tocsr()))
+    peer = xgb.XGBRegressor(**{**XGB_COMMON, "n_estimators": 5, "max_depth": 3}, base_score=0.0)
+    peer.fit(sparse.tocsr(), y)
+    np.testing.assert_allclose(sp.predict(sparse), peer.predict(sparse.tocsr()), atol=1e-5)
+
+
+def test_multiclass_softmax_matches_xgboost(rng):
+    X, _ = tie_free(rng, n=500, d=4)
+    y = (np.digitize(X[:, 0] + 0.5 * X[:, 1], [-1.0, 0.0, 1.0])).astype(np.int32)
+    ours = GBDTClassifier(n_estimators=5, max_depth=3, base_score=0.5).fit(X, y)
+    peer = xgb.XGBClassifier(**{**XGB_COMMON, "n_estimators": 5, "max_depth": 3}, base_score=0.5).fit(X, y)
+    booster = peer.get_booster()
+    for t in range(15):
+        assert_same_tree(ours.trees_[t], xgb_tree_nodes(booster, t), X)
+    np.testing.assert_allclose(ours.predict_proba(X), peer.predict_proba(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("reg_lambda, min_child_weight, learning_rate", [(0.0, 1.0, 0.3), (5.0, 3.0, 0.5)])
+def test_regularisation_parameters_match_xgboost(rng, reg_lambda, min_child_weight, learning_rate):
+    """Other lambda / min_child_weight / learning rate.  (With lambda = 0, min_child_weight = 0 and a small
+    learning rate, gains of 1e-6, XGBoost's threshold for a split, occur; a node's float32 gain has a
+    resolution of about 4e-6 at G^2/H = 40, so whether such a split is made is float rounding.)"""
+    X, y = tie_free(rng, n=500, missing=0.15, task="classification")
+    kw = dict(n_estimators=6, max_depth=5, learning_rate=learning_rate, reg_lambda=reg_lambda,
+              min_child_weight=min_child_weight, base_score=0.5)
+    ours = GBDTClassifier(**kw).fit(X, y)
+    peer = xgb.XGBClassifier(tree_method="exact", n_jobs=2, **kw).fit(X, y)
+    booster = peer.get_booster()
+    for t in range(6):
+        assert_same_tree(ours.trees_[t], xgb_tree_nodes(booster, t), X)
+    np.testing.assert_allclose(ours.predict_proba(X), peer.predict_proba(X), atol=1e-5)

@@ -1,0 +1,70 @@
+"""Boosting experiments and plots on tiny inputs (the producers' logic, not their timings)."""
+
+import numpy as np
+import pytest
+
+from dtlab.boosting import experiments as E
+from dtlab.boosting import plots
+from dtlab.experiments.catalog import TECHNIQUES, load_all
+from dtlab.experiments.registry import BENCHMARKS, FIGURES
+from dtlab.experiments.timing import threads_for
+
+
+def test_producers_are_registered():
+    load_all()
+    assert "boosting" in TECHNIQUES
+    assert "boosting_vs_peers" in BENCHMARKS and "boosting_worker_scaling" in FIGURES
+    assert BENCHMARKS["boosting_vs_peers"].technique == "boosting"
+
+
+def test_synthetic_is_learnable_and_holes_are_nan():
+    X, y = E.synthetic(2_000, 8, missing=0.1, seed=1)
+    assert X.shape == (2_000, 8) and X.dtype == np.float32 and 0.05 < np.isnan(X).mean() < 0.15
+    assert 0.3 < y.mean() < 0.7
+
+
+def test_time_per_tree_and_comparisons_state_threads():
+    X, y = E.synthetic(600, 5, seed=0)
+    rows = E.time_per_tree(X[:400], y[:400], X[400:], y[400:], n_trees=3, max_depth=3, repeats=1)
+    assert {r["contender"] for r in rows} == set(E.CONTENDERS)
+    assert all(r["threads"] == threads_for(r["mode"]) and r["seconds"] > 0 and 0.5 < r["auc"] <= 1 for r in rows)
+    comps = E.comparisons_of(rows, dataset="tiny")
+    assert len(comps) == 8 and all(c["threads"]["dtlab"] == c["threads"]["peer"] for c in comps)
+    fig = plots.plot_time_per_tree({"tiny": rows})
+    assert fig.axes[0].get_yscale() == "log"
+    caption = plots.peer_captions({"comparisons": [dict(c, dataset="synthetic") for c in comps],
+                                   "load_average_before": [1.0, 1.0, 1.0]})
+    assert "per core" in caption["boosting_time_per_tree"]
+
+
+def test_worker_scaling_rows():
+    X, y = E.synthetic(500, 4, seed=0)
+    rows = E.worker_scaling(X, y, workers=(1, 2), n_trees=2, max_depth=3, repeats=1)
+    assert [(r["split_method"], r["workers"]) for r in rows] == [("exact", 1), ("exact", 2), ("hist", 1), ("hist", 2)]
+    assert rows[0]["speedup"] == 1.0
+    fig = plots.plot_worker_scaling(rows)
+    assert fig.axes[0].get_xlabel().startswith("workers")
+    assert "exact" in plots.scaling_captions({"rows": rows, "n_samples": 500})["boosting_worker_scaling"]
+
+
+def test_sort_timing_rows_and_plot():
+    rows = E.sort_timing(sizes=(100, 1000), workers=(1, 2), repeats=1)
+    assert {(r["sort"], r["workers"]) for r in rows} == {("radix", 1), ("radix", 2), ("numpy packed keys", 1),
+                                                          ("numpy argsort stable", 1)}
+    assert all(r["seconds"] > 0 for r in rows)
+    assert plots.plot_sort_timing(rows).axes[0].get_xscale() == "log"
+    assert "1,000" in plots.sort_captions({"rows": rows, "library_sort": "numpy"})["boosting_sort"]
+
+
+def test_intensity_paper_model_and_counts():
+    from dtlab.boosting.intensity import counted, intensity_of_fit, paper_model
+
+    assert paper_model(1.0, 0.9)["intensity"] == pytest.approx(0.1288, abs=5e-4)  # the paper's number
+    c = counted({"scanned": 10, "ranked": 10, "partitioned": 0})
+    assert c["flops"] == 140 and c["bytes"] == 680
+    X, y = E.synthetic(600, 4, seed=0)
+    out = intensity_of_fit(X, y, n_trees=2, max_depth=3)
+    assert out["nnz"] == 2400 and out["n_split"] > 0 and out["seconds_per_round"] > 0
+    assert 0 < out["dtlab"]["intensity"] < 1 and out["copy_bytes_per_second"] > 0
+    assert plots.plot_intensity(out).axes[0].get_ylabel() == "flops per byte"
+    assert "Eq. 4-6" in plots.intensity_captions(out)["boosting_intensity"]

@@ -1,0 +1,92 @@
+"""Histogram split search: bins, histogram kernel against numpy, subtraction, and the same trees as exact
+search where every distinct value has its own bin."""
+
+import numpy as np
+import pytest
+
+from dtlab.boosting import GBDTClassifier, GBDTRegressor
+from dtlab.boosting._hist import HistSearch, bin_edges
+from dtlab.boosting.grower import ColumnData
+
+
+def test_bin_edges_put_each_few_distinct_value_in_its_own_bin(rng):
+    x = rng.choice(np.array([-1.5, 0.0, 2.0, 7.25], np.float32), size=200)
+    cuts = bin_edges(x, 256)
+    np.testing.assert_array_equal(cuts, np.array([-0.75, 1.0, 4.625], np.float32))
+    bins = np.searchsorted(cuts, x, side="right")
+    for b, v in enumerate([-1.5, 0.0, 2.0, 7.25]):
+        assert (bins[x == np.float32(v)] == b).all()
+
+
+def test_bin_edges_are_quantiles_for_many_values(rng):
+    x = rng.normal(size=10_000).astype(np.float32)
+    cuts = bin_edges(x, 16)
+    assert cuts.shape[0] <= 14 and (np.diff(cuts) > 0).all()
+    counts = np.bincount(np.searchsorted(cuts, x, side="right"))
+    assert counts.min() > 0.5 * counts.mean()  # roughly equal-count bins
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_histograms_and_subtraction_against_numpy(rng, n_workers):
+    n, d = 300, 4
+    X = rng.integers(0, 20, size=(n, d)).astype(np.float32)
+    X[rng.random((n, d)) < 0.2] = np.nan
+    search = HistSearch(ColumnData.from_input(X), n_workers, 32)
+    g = rng.normal(size=n).astype(np.float32)
+    h = rng.uniform(0.1, 1, size=n).astype(np.float32)
+    search.start_tree(g, h)
+
+    def reference(rows):
+        hg = np.zeros((d, 32))
+        for f in range(d):
+            np.add.at(hg[f], search.bins[rows, f], g[rows].astype(np.float64))
+        return hg
+
+    best_f, best, thr, left = search.find(1, np.array([g.sum(dtype=np.float64)]), np.array([h.sum(dtype=np.float64)]),
+                                          np.array([n]), 1.0, 0.0)
+    np.testing.assert_allclose(search.hg[0], reference(np.arange(n)), rtol=1e-12, atol=1e-12)
+    assert best_f[0] >= 0
+    pos = np.zeros(n, np.int64)
+    side = np.zeros(n, np.uint8)
+    search.split(np.array([0]), best_f.astype(np.int64), thr, left, pos, side)
+    rows_left = np.flatnonzero(side == 1)
+    rows_right = np.flatnonzero(side == 0)
+    np.testing.assert_array_equal(search.order[:rows_left.size], rows_left)  # stable: row order kept
+    sums = [g[rows].sum(dtype=np.float64) for rows in (rows_left, rows_right)]
+    hsums = [h[rows].sum(dtype=np.float64) for rows in (rows_left, rows_right)]
+    search.find(2, np.array(sums), np.array(hsums), np.array([rows_left.size, rows_right.size]), 1.0, 0.0)
+    np.testing.assert_allclose(search.hg[0], reference(rows_left), atol=1e-9)
+    np.testing.assert_allclose(search.hg[1], reference(rows_right), atol=1e-9)  # one of them by subtraction
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_hist_with_a_bin_per_value_grows_the_exact_trees(rng, missing):
+    """With fewer distinct values than bins the candidates are the exact search's: the same trees."""
+    n, d = 800, 4
+    X = (rng.integers(0, 40, size=(n, d)) * 0.25).astype(np.float32)
+    y = (np.sin(X[:, 0]) + X[:, 1] * 0.1 + rng.normal(size=n) * 0.2).astype(np.float32)
+    X[rng.random((n, d)) < missing] = np.nan
+    kw = dict(n_estimators=6, max_depth=4, base_score=0.0)
+    exact = GBDTRegressor(split_method="exact", **kw).fit(X, y)
+    hist = GBDTRegressor(split_method="hist", **kw).fit(X, y)
+    for a, b in zip(exact.trees_, hist.trees_):
+        # the same features; a threshold may sit elsewhere in a gap of values that no row of the node holds
+        # (an empty bin: the same split of the rows)
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.missing_left, b.missing_left)
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(exact.predict(X), hist.predict(X), atol=1e-5)
+
+
+def test_hist_accuracy_close_to_exact_on_continuous_data(rng):
+    from sklearn.metrics import roc_auc_score
+
+    n = 3000
+    X = rng.normal(size=(n, 6)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] ** 2 - 1 + 0.5 * rng.normal(size=n) > 0).astype(int)
+    tr = np.arange(n) < 2000
+    auc = {}
+    for method in ("exact", "hist"):
+        m = GBDTClassifier(n_estimators=20, max_depth=4, split_method=method, max_bins=64).fit(X[tr], y[tr])
+        auc[method] = roc_auc_score(y[~tr], m.predict_proba(X[~tr])[:, 1])
+    assert abs(auc["exact"] - auc["hist"]) < 0.01
