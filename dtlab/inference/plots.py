@@ -1,5 +1,5 @@
 """Figures of tree inference: the patent's OR/AND table, time against shape and threads, decision vs combining,
-the benchmark.  Plots take data only; each returns a figure pyplot does not track (the caller shows or saves it once)."""
+the benchmark.  Plots take data only; each returns a figure pyplot does not track (shown or saved once)."""
 
 from __future__ import annotations
 
