@@ -127,3 +127,10 @@ def test_lab_command_line():
     assert f"--ServerApp.root_dir={ROOT / 'notebooks'}" in as_user
     port = lab.free_port(20_000)
     assert 20_000 <= port < 20_050
+
+
+def test_readme_gallery_shows_every_notebook():
+    """The README's screenshot gallery links one screenshot per notebook (the browser suite writes them)."""
+    readme = (ROOT / "README.md").read_text()
+    missing = [p.stem for p in NOTEBOOKS if f"(figures/screens/{p.stem}.png)" not in readme]
+    assert not missing, f"README gallery lacks the screenshots of {missing}"
