@@ -21,7 +21,7 @@ import numpy as np
 
 from .._validation import check_tree_input
 from ..backend import resolve_backend, to_host
-from ..trees.ensemble import Ensemble, ModelFormatError
+from ..trees.ensemble import Ensemble, ModelFormatError, read_json_model
 from ..trees.flat import FlatTree
 from ..trees.packed import PackedForest
 from . import _cpu
@@ -60,24 +60,6 @@ def _from_flat_trees(trees: list, combine: str, input_dtype) -> Ensemble:
                     1.0 / forest.n_trees if combine == "mean" else 1.0, input_dtype, source="dtlab")
 
 
-def _json_kind(model: Any) -> Any:
-    import json
-
-    if isinstance(model, (str, Path)) and not str(model).lstrip().startswith("{"):
-        try:
-            model = Path(model).read_text()
-        except OSError as err:
-            raise ModelFormatError(f"cannot read model file {model!s}: {err}") from err
-    if isinstance(model, (bytes, bytearray)):
-        model = model.decode()
-    if isinstance(model, str):
-        try:
-            model = json.loads(model)
-        except json.JSONDecodeError as err:
-            raise ModelFormatError(f"malformed model JSON: {err}") from err
-    return model
-
-
 def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     """Read any supported model (:data:`SUPPORTED`) into an :class:`Ensemble`.
 
@@ -113,7 +95,7 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     if kind == "lightgbm":
         return from_lightgbm(model.booster_ if hasattr(model, "booster_") else model)
     if isinstance(model, (str, Path, bytes, bytearray, dict)):
-        data = _json_kind(model)
+        data = read_json_model(model)
         if isinstance(data, dict) and "learner" in data:
             return from_xgboost(data)
         if isinstance(data, dict) and "tree_info" in data:

@@ -31,6 +31,30 @@ class ModelFormatError(ValueError):
     """A model file or dump that cannot be read (malformed, or a feature dtlab does not support)."""
 
 
+def read_json_model(model: Any, what: str = "model") -> Any:
+    """``model`` parsed: a path to a JSON file, JSON text or bytes -> its value; anything else unchanged.
+
+    A string is JSON text when it starts with ``{`` and a path otherwise; unreadable files and malformed
+    JSON raise :class:`ModelFormatError` naming ``what``.
+    """
+    import json
+    from pathlib import Path
+
+    if isinstance(model, (str, Path)) and not str(model).lstrip().startswith("{"):
+        try:
+            model = Path(model).read_text()
+        except OSError as err:
+            raise ModelFormatError(f"cannot read {what} file {model!s}: {err}") from err
+    if isinstance(model, (bytes, bytearray)):
+        model = model.decode()
+    if isinstance(model, str):
+        try:
+            model = json.loads(model)
+        except json.JSONDecodeError as err:
+            raise ModelFormatError(f"malformed {what} JSON: {err}") from err
+    return model
+
+
 @dataclass(frozen=True)
 class Ensemble:
     """A forest and its output rule.

@@ -14,13 +14,11 @@ divides by the number of iterations).
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack
+from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack, read_json_model
 
 #: LightGBM's kZeroThreshold (``1e-35f``, a float32 literal): its predictor reads ``|x| <=`` it as 0.
 ZERO_THRESHOLD = float(np.float32(1e-35))
@@ -30,15 +28,7 @@ def load_dump(model: Any) -> dict:
     """The ``dump_model()`` dict from a Booster, a dict, JSON text, or a path to a JSON file of it."""
     if hasattr(model, "dump_model"):
         model = model.dump_model()
-    if isinstance(model, Path) or (isinstance(model, str) and not model.lstrip().startswith("{")):
-        model = Path(model).read_text()
-    if isinstance(model, (bytes, bytearray)):
-        model = model.decode()
-    if isinstance(model, str):
-        try:
-            model = json.loads(model)
-        except json.JSONDecodeError as err:
-            raise ModelFormatError(f"malformed LightGBM model JSON: {err}") from err
+    model = read_json_model(model, "LightGBM model")
     if not isinstance(model, dict) or "tree_info" not in model:
         raise ModelFormatError("not a LightGBM model dump (no 'tree_info'); pass booster.dump_model()")
     return model
