@@ -36,7 +36,7 @@ MAX_LEVELS, MAX_WORDS = 32, 64
 ROWS_PER_BLOCK = 16
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _LOW32, _LOW16, _LOW8 = np.uint64(0xFFFFFFFF), np.uint64(0xFFFF), np.uint64(0xFF)
-_LOW4, _LOW2, _LOW1 = np.uint64(0xF), np.uint64(0x3), np.uint64(0x1)
+_LOW4, _LOW2, _LOW1, _ZERO = np.uint64(0xF), np.uint64(0x3), np.uint64(0x1), np.uint64(0)
 
 
 def clear_leaves(bits, first, count):
@@ -52,24 +52,24 @@ def first_leaf(bits, n_words):
     """Index of the lowest set bit of ``bits[:n_words]`` (-1 if none): a binary search of 6 steps in the word."""
     for w in range(n_words):
         word = bits[w]
-        if word != 0:
+        if word != _ZERO:
             bit = w * 64
-            if word & _LOW32 == 0:
+            if word & _LOW32 == _ZERO:
                 word >>= np.uint64(32)
                 bit += 32
-            if word & _LOW16 == 0:
+            if word & _LOW16 == _ZERO:
                 word >>= np.uint64(16)
                 bit += 16
-            if word & _LOW8 == 0:
+            if word & _LOW8 == _ZERO:
                 word >>= np.uint64(8)
                 bit += 8
-            if word & _LOW4 == 0:
+            if word & _LOW4 == _ZERO:
                 word >>= np.uint64(4)
                 bit += 4
-            if word & _LOW2 == 0:
+            if word & _LOW2 == _ZERO:
                 word >>= np.uint64(2)
                 bit += 2
-            if word & _LOW1 == 0:
+            if word & _LOW1 == _ZERO:
                 bit += 1
             return bit
     return -1
@@ -133,7 +133,7 @@ def _bitmask_kernel(X, tree_level, level_node, node_level, base, feature, thresh
                 lv = node_level[k] - first_level
                 for w in range(W):
                     word = id_right[k, w] if right else id_left[k, w]
-                    if word != 0:
+                    if word != _ZERO:
                         cuda.atomic.or_(level_or, (lv, w), word)
         cuda.syncthreads()
         for w in range(tid, W, n_threads):  # the AND across levels, one thread per word
