@@ -1,4 +1,4 @@
-"""CUDA kernels of the inference engine (numba.cuda): traversal and the patent's per-block bitmask.
+"""CUDA kernels of the inference engine (numba.cuda): traversal, the patent's per-block bitmask, QuickScorer.
 
 Imported lazily (only for ``backend="cuda"``); runs under numba's simulator.
 
@@ -12,6 +12,14 @@ Imported lazily (only for ``backend="cuda"``); runs under numba's simulator.
   thread per word) and write the leaf of each (row, tree).  A second kernel
   sums the leaf values per row in tree order, so the result does not depend on
   the order in which blocks run.
+* :func:`_quickscorer_kernel` -- one thread per row goes through the trees in
+  order (TreeRunsLayout): per tree a local bit vector of up to
+  :data:`MAX_WORDS` words set to ones, per run of one feature the ascending
+  thresholds scanned while ``x > t`` (QuickScorer's early exit), each false
+  test clearing its left subtree's leaves (a NaN clears those of the tests
+  that send NaN right), the lowest set bit naming the leaf.  The thread adds
+  the leaf values into its row of ``out`` in tree order, as the CPU kernel
+  does, so the sums are the same to the bit.
 """
 
 from __future__ import annotations
@@ -19,13 +27,56 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, uint64
 
-from .layout import level_layout, traversal_layout
+from .._jit import compile_functions, cuda_device
+from .layout import level_layout, traversal_layout, tree_runs_layout
 
 THREADS_PER_BLOCK = 128
 #: Limits of the shared-memory tables of the bitmask kernel.
 MAX_LEVELS, MAX_WORDS = 32, 64
 ROWS_PER_BLOCK = 16
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_LOW32, _LOW16, _LOW8 = np.uint64(0xFFFFFFFF), np.uint64(0xFFFF), np.uint64(0xFF)
+_LOW4, _LOW2, _LOW1, _ZERO = np.uint64(0xF), np.uint64(0x3), np.uint64(0x1), np.uint64(0)
+
+
+def clear_leaves(bits, first, count):
+    """Clear bits ``first .. first+count-1`` of the words ``bits`` (a device function, see :mod:`dtlab._jit`)."""
+    last = first + count - 1
+    for w in range(first >> 6, (last >> 6) + 1):
+        lo = first - w * 64 if first > w * 64 else 0
+        hi = last - w * 64 if last < w * 64 + 63 else 63
+        bits[w] &= ~((ALL >> np.uint64(63 - hi + lo)) << np.uint64(lo))
+
+
+def first_leaf(bits, n_words):
+    """Index of the lowest set bit of ``bits[:n_words]`` (-1 if none): a binary search of 6 steps in the word."""
+    for w in range(n_words):
+        word = bits[w]
+        if word != _ZERO:
+            bit = w * 64
+            if word & _LOW32 == _ZERO:
+                word >>= np.uint64(32)
+                bit += 32
+            if word & _LOW16 == _ZERO:
+                word >>= np.uint64(16)
+                bit += 16
+            if word & _LOW8 == _ZERO:
+                word >>= np.uint64(8)
+                bit += 8
+            if word & _LOW4 == _ZERO:
+                word >>= np.uint64(4)
+                bit += 4
+            if word & _LOW2 == _ZERO:
+                word >>= np.uint64(2)
+                bit += 2
+            if word & _LOW1 == _ZERO:
+                bit += 1
+            return bit
+    return -1
+
+
+_QS = compile_functions([clear_leaves, first_leaf], cuda_device())
+_clear_leaves, _first_leaf = _QS["clear_leaves"], _QS["first_leaf"]
 
 
 @cuda.jit(device=True, inline=True)
@@ -82,7 +133,7 @@ def _bitmask_kernel(X, tree_level, level_node, node_level, base, feature, thresh
                 lv = node_level[k] - first_level
                 for w in range(W):
                     word = id_right[k, w] if right else id_left[k, w]
-                    if word != 0:
+                    if word != _ZERO:
                         cuda.atomic.or_(level_or, (lv, w), word)
         cuda.syncthreads()
         for w in range(tid, W, n_threads):  # the AND across levels, one thread per word
@@ -112,6 +163,33 @@ def _sum_leaves_kernel(leaves, leaf_offset, leaf_value, tree_column, out):
     for t in range(leaves.shape[1]):
         for j in range(leaf_value.shape[1]):
             out[row, tree_column[t] + j] += leaf_value[leaf_offset[t] + leaves[row, t], j]
+
+
+@cuda.jit
+def _quickscorer_kernel(X, tree_run, run_feature, run_test, threshold, nan_right, lo, count, leaf_offset,
+                        leaf_value, tree_column, out):
+    row = cuda.grid(1)
+    if row >= X.shape[0]:
+        return
+    bits = cuda.local.array(MAX_WORDS, uint64)
+    for t in range(tree_run.shape[0] - 1):
+        n_words = (leaf_offset[t + 1] - leaf_offset[t] + 63) // 64
+        for w in range(n_words):
+            bits[w] = ALL
+        for r in range(tree_run[t], tree_run[t + 1]):
+            x = X[row, run_feature[r]]
+            if x != x:
+                for k in range(run_test[r], run_test[r + 1]):
+                    if nan_right[k] != 0:
+                        _clear_leaves(bits, lo[k], count[k])
+            else:
+                for k in range(run_test[r], run_test[r + 1]):
+                    if not x > threshold[k]:
+                        break  # thresholds ascend: every later test of the run is true
+                    _clear_leaves(bits, lo[k], count[k])
+        leaf = leaf_offset[t] + _first_leaf(bits, n_words)
+        for j in range(leaf_value.shape[1]):
+            out[row, tree_column[t] + j] += leaf_value[leaf, j]
 
 
 def bitmask_leaves_cuda(forest, X: np.ndarray, assignment: str, backend, nodes_per_thread: int = 1):
@@ -158,9 +236,20 @@ def predict_cuda(forest, X: np.ndarray, method: str, backend, assignment: str = 
         lay = forest.layout("bitmask", X.dtype)
         _sum_leaves_kernel[blocks, THREADS_PER_BLOCK](leaves, xp.asarray(lay.leaf_offset),
                                                       xp.asarray(lay.leaf_value), tc, out)
+    elif method == "quickscorer":
+        lay = forest.layout("quickscorer_runs", X.dtype)
+        if lay.n_words > MAX_WORDS:
+            raise ValueError(f"the CUDA quickscorer kernel takes trees of <= {64 * MAX_WORDS} leaves "
+                             f"(MAX_WORDS = {MAX_WORDS} words of 64 bits); this forest has a tree of "
+                             f"{int(np.diff(lay.leaf_offset).max())} leaves; use method='traversal'")
+        args = [xp.asarray(a) for a in (X, lay.tree_run, lay.run_feature, lay.run_test, lay.threshold,
+                                        lay.nan_right, lay.lo, lay.count, lay.leaf_offset, lay.leaf_value)]
+        _quickscorer_kernel[blocks, THREADS_PER_BLOCK](*args, tc, out)
     else:
-        raise ValueError(f"method {method!r} has no CUDA kernel; on cuda use 'traversal' or 'bitmask'")
+        raise ValueError(f"method {method!r} has no CUDA kernel; on cuda use 'traversal', 'bitmask' or "
+                         "'quickscorer'")
     return backend.to_host(out)
 
 
-__all__ = ["bitmask_leaves_cuda", "predict_cuda", "level_layout", "traversal_layout"]
+__all__ = ["bitmask_leaves_cuda", "clear_leaves", "first_leaf", "predict_cuda", "level_layout", "traversal_layout",
+           "tree_runs_layout"]

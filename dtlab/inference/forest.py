@@ -9,7 +9,9 @@ node evaluated, identifiers ORed per level and ANDed across levels),
 ``"quickscorer"`` (per feature sorted thresholds, false-node masks ANDed per
 tree), and ``"auto"`` which picks the fastest for the forest's shape by a
 small cached measurement (:mod:`dtlab.inference.auto`).  Backends: ``"cpu"``
-(numba) and ``"cuda"`` (numba.cuda; traversal and bitmask).
+(numba) and ``"cuda"`` (numba.cuda; traversal, bitmask and quickscorer, the
+last one thread per row scanning each tree's tests by feature, trees of <= 4096
+leaves).
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from ..trees.ensemble import Ensemble, ModelFormatError, read_json_model
 from ..trees.flat import FlatTree
 from ..trees.packed import PackedForest
 from . import _cpu
-from .layout import HEAP_MAX_DEPTH, heap_layout, level_layout, quickscorer_layout, traversal_layout, tree_shape
+from .layout import (
+    HEAP_MAX_DEPTH,
+    heap_layout,
+    level_layout,
+    quickscorer_layout,
+    traversal_layout,
+    tree_runs_layout,
+    tree_shape,
+)
 
 METHODS = ("auto", "traversal", "bitmask", "quickscorer")
 #: What :class:`Forest` accepts, for error messages.
@@ -145,7 +155,8 @@ class Forest:
             f = self.ensemble.forest
             build = {"traversal": lambda: traversal_layout(f, dtype), "heap": lambda: heap_layout(f, dtype),
                      "bitmask": lambda: level_layout(f, dtype),
-                     "quickscorer": lambda: quickscorer_layout(f, dtype, self.n_features)}
+                     "quickscorer": lambda: quickscorer_layout(f, dtype, self.n_features),
+                     "quickscorer_runs": lambda: tree_runs_layout(f, dtype)}
             if method not in build:
                 raise ValueError(f"method must be one of {METHODS}, got {method!r}")
             self._layouts[key] = build[method]()

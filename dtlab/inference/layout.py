@@ -1,8 +1,9 @@
-"""The three node layouts the inference kernels read, built once per forest and input dtype.
+"""The node layouts the inference kernels read, built once per forest and input dtype.
 
-All three number the leaves of a tree from left to right (in-order), so a
-leaf's bit is the same in the patent's identifiers and in QuickScorer's masks,
-and store the leaf values in that order (``leaf_value[leaf_offset[t] + k]``).
+The traversal, level and QuickScorer layouts number the leaves of a tree from
+left to right (in-order), so a leaf's bit is the same in the patent's
+identifiers and in QuickScorer's masks, and store the leaf values in that
+order (``leaf_value[leaf_offset[t] + k]``).
 
 * :class:`TraversalLayout` -- nodes renumbered level by level with the two
   children of a node side by side (right = left + 1) and every leaf pointing
@@ -21,7 +22,8 @@ and store the leaf values in that order (``leaf_value[leaf_offset[t] + k]``).
   where ``m`` is not in the base (it lies deeper).
 * :class:`QuickScorerLayout` -- per feature, the tests of every tree sorted by
   threshold, each with the in-order leaf range of its left subtree (the leaves
-  a "false" test, one that goes right, rules out).
+  a "false" test, one that goes right, rules out).  :class:`TreeRunsLayout`
+  holds the same tests grouped by tree, then feature (the CUDA kernel's order).
 
 Thresholds are rounded down to the input dtype
 (:func:`dtlab.trees.bitmask.round_thresholds_down`): for data of that dtype
@@ -197,18 +199,22 @@ class QuickScorerLayout:
     nan_mask: np.ndarray
 
 
-def quickscorer_layout(forest, dtype, n_features: int) -> QuickScorerLayout:
-    """Per-feature sorted tests with their false-node leaf ranges."""
+def _tests(forest, dtype):
+    """Every decision node's tree, feature, rounded threshold and left subtree's in-order leaf range."""
     s = tree_shape(forest)
     nodes = np.flatnonzero(forest.left != -1)
     tree_of = np.repeat(np.arange(forest.n_trees), np.diff(forest.node_offset))[nodes].astype(np.int32)
-    feat = forest.feature[nodes]
     thr = round_thresholds_down(forest.threshold[nodes], dtype)
     lo = s.first_leaf[forest.left[nodes]].astype(np.int32)
     count = s.n_below[forest.left[nodes]].astype(np.int32)
+    return s, tree_of, forest.feature[nodes], thr, lo, count, ~forest.missing_left[nodes]
+
+
+def quickscorer_layout(forest, dtype, n_features: int) -> QuickScorerLayout:
+    """Per-feature sorted tests with their false-node leaf ranges."""
+    s, tree_of, feat, thr, lo, count, nan_right = _tests(forest, dtype)
     order = np.lexsort((thr, feat))
     offset = np.searchsorted(feat[order], np.arange(n_features + 1)).astype(np.int64)
-    nan_right = ~forest.missing_left[nodes]
     nan_order = np.flatnonzero(nan_right)[np.argsort(feat[nan_right], kind="stable")]
     nan_offset = np.searchsorted(feat[nan_order], np.arange(n_features + 1)).astype(np.int64)
     def masks(sel):  # one word per test: AND it in, one instruction, when every tree has <= 64 leaves
@@ -219,6 +225,42 @@ def quickscorer_layout(forest, dtype, n_features: int) -> QuickScorerLayout:
     return QuickScorerLayout(s.n_words, offset, np.ascontiguousarray(thr[order]), tree_of[order], lo[order],
                              count[order], nan_offset, tree_of[nan_order], lo[nan_order], count[nan_order],
                              s.leaf_offset, leaf_values(forest, s), masks(order), masks(nan_order))
+
+
+@dataclass(frozen=True)
+class TreeRunsLayout:
+    """QuickScorer's tests grouped by tree (the CUDA kernel's order): sorted by (tree, feature, threshold).
+
+    Tree ``t``'s runs are ``tree_run[t]:tree_run[t+1]``; run ``r`` holds the
+    tests of one feature ``run_feature[r]``, ``run_test[r]:run_test[r+1]``,
+    thresholds ascending, so a row scans a run while ``x > t`` (QuickScorer's
+    early exit) with one tree's bit vector in registers / local memory.
+    """
+
+    n_words: int                # words of the largest tree's bit vector
+    tree_run: np.ndarray        # (n_trees + 1,) int64 into the runs
+    run_feature: np.ndarray     # (n_runs,) int32
+    run_test: np.ndarray        # (n_runs + 1,) int64 into the tests
+    threshold: np.ndarray       # (n_tests,) input dtype, ascending within a run
+    nan_right: np.ndarray       # (n_tests,) uint8: the test sends NaN right (clears its range for NaN)
+    lo: np.ndarray              # (n_tests,) int32: first in-order leaf of the left subtree
+    count: np.ndarray           # (n_tests,) int32: leaves of the left subtree
+    leaf_offset: np.ndarray     # (n_trees + 1,) int64
+    leaf_value: np.ndarray      # (n_leaves, n_values) float64, in-order
+
+
+def tree_runs_layout(forest, dtype) -> TreeRunsLayout:
+    """QuickScorer's tests sorted by (tree, feature, threshold), with offsets per tree and per run."""
+    s, tree_of, feat, thr, lo, count, nan_right = _tests(forest, dtype)
+    order = np.lexsort((thr, feat, tree_of))
+    tree_s, feat_s = tree_of[order], feat[order]
+    starts = np.flatnonzero(np.r_[True, (tree_s[1:] != tree_s[:-1]) | (feat_s[1:] != feat_s[:-1])])
+    starts = starts[:0] if order.size == 0 else starts  # no decision node: no runs
+    run_test = np.r_[starts, order.size].astype(np.int64)
+    tree_run = np.searchsorted(tree_s[starts], np.arange(forest.n_trees + 1)).astype(np.int64)
+    return TreeRunsLayout(s.n_words, tree_run, feat_s[starts].astype(np.int32), run_test,
+                          np.ascontiguousarray(thr[order]), nan_right[order].astype(np.uint8), lo[order],
+                          count[order], s.leaf_offset, leaf_values(forest, s))
 
 
 #: Deepest tree the heap layout pads to complete (2^depth leaves per tree); deeper forests use the child arrays.
