@@ -87,3 +87,39 @@ def test_same_trees_on_a_real_gpu(rng, sparse):
     cpu = GBDTClassifier(backend="cpu", **kw).fit(X, y)
     gpu = GBDTClassifier(backend="cuda", **kw).fit(X, y)
     _assert_same_trees(cpu, gpu)
+
+
+def _root_split(search_class, X, g, h, tpb=None):
+    from dtlab.boosting.grower import ColumnData
+
+    search = search_class(ColumnData.from_input(X), 1)
+    if tpb is not None:
+        search.tpb = tpb
+    search.start_tree(g, h)
+    best_f, best, thr, left = search.find(1, np.array([g.sum(dtype=np.float64)]),
+                                          np.array([h.sum(dtype=np.float64)]), np.array([g.shape[0]]), 1.0, 0.0)
+    return int(best_f[0]), float(best[0]), float(thr[0]), bool(left[0])
+
+
+@pytest.mark.parametrize("tpb", [2, 8, 16])
+@pytest.mark.parametrize("case", ["missing_left_keeps_last", "missing_right_keeps_first"])
+def test_equal_proxies_break_ties_as_the_cpu(case, tpb):
+    """Two candidates with equal proxies, in one thread or in two (by ``tpb``): "missing left"
+    keeps the larger left size (XGBoost scans it downwards), "missing right" the smaller."""
+    from dtlab.boosting._exact import ExactSearch
+    from dtlab.boosting._exact_cuda import ExactCudaSearch
+
+    n = 20
+    X = np.arange(n, dtype=np.float32)[:, None]
+    if case == "missing_left_keeps_last":  # no missing value; mirror-symmetric gradients: ties at nl = 6 and 14
+        g = np.where((np.arange(n) < 6) | (np.arange(n) >= 14), 1.0, -0.75).astype(np.float32)
+        expected = (13.5, True)
+    else:  # rows 18, 19 missing (on the right in that scan); ties at nl = 7 and 13
+        g = np.array([1.5, -2.0, 1.5, -1.5, -2.0, 1.0, -2.0, 0.5, -0.5, 1.0, -0.5, -0.5, 0.0, 2.0, 0.5, 1.5,
+                      -0.5, -0.5, -1.5, 2.0], np.float32)
+        X[18:] = np.nan
+        expected = (6.5, False)
+    h = np.ones(n, np.float32)
+    cpu = _root_split(ExactSearch, X, g, h)
+    assert cpu[0] == 0 and cpu[2:] == expected
+    assert _root_split(ExactCudaSearch, X, g, h, tpb) == cpu
