@@ -35,11 +35,8 @@ def check_params(est) -> dict:
 
 
 def check_backend(est, X) -> str:
-    """The backend name; on CUDA only the histogram search is built."""
+    """The backend name ("cpu" or "cuda"; both split methods run on both)."""
     be = resolve_backend(est.backend, X)
-    if be.is_cuda and est.split_method != "hist":
-        raise NotImplementedError("the exact search runs on the CPU only so far; use split_method='hist' with "
-                                  "backend='cuda', or backend='cpu'")
     return "cuda" if be.is_cuda else "cpu"
 
 

@@ -33,9 +33,16 @@ def _hist_cuda_search(data, n_workers, max_bins):
     return HistCudaSearch(data, n_workers, max_bins)
 
 
+def _exact_cuda_search(data, n_workers, max_bins):
+    from ._exact_cuda import ExactCudaSearch  # imports numba.cuda: only on this path
+
+    return ExactCudaSearch(data, n_workers)
+
+
 #: Split finders by ``(split_method, backend)``: ``factory(data, n_workers, max_bins)``.
 SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
     ("exact", "cpu"): lambda data, n_workers, max_bins: ExactSearch(data, n_workers),
+    ("exact", "cuda"): _exact_cuda_search,
     ("hist", "cpu"): _hist_search,
     ("hist", "cuda"): _hist_cuda_search,
 }

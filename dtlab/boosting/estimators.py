@@ -45,9 +45,11 @@ _DOC_PARAMS = """
         Stop when the last ``eval_set`` has not improved for this many rounds;
         prediction then uses the best round.
     backend : {"auto", "cpu", "cuda"}, default="auto"
-        Where the split search runs.  ``"cuda"`` (numba.cuda kernels for the
-        histograms, scans and per-node reduction; the rows' partition stays on
-        the host) is built for ``split_method="hist"`` only.
+        Where the split search runs.  ``"cuda"``: numba.cuda kernels -- for
+        ``"hist"`` the histograms, scans and per-node reduction (the rows'
+        partition stays on the host), for ``"exact"`` the prefix-sum scans of
+        the sorted lists (a block per node and feature), the rows' sides and the
+        lists' stable partition; the same trees as ``"cpu"``.
     n_jobs : int or None, default=None
         Worker threads (feature slices); ``None`` or -1: numba's thread count.
     random_state : int or None, default=None

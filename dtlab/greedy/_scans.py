@@ -93,6 +93,19 @@ def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_
 
 
 @numba.njit(**NJIT)
+def _split_proxy(g_left, h_left, g_right, h_right, lam, f32):
+    """The proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` of one candidate (see :func:`_rank_prefix`'s ``f32``).
+
+    Called per position by :func:`_rank_prefix`; :mod:`dtlab.boosting._exact_cuda` compiles
+    its ``py_func`` as a CUDA device function, so both rank with the same arithmetic.
+    """
+    if f32 is None:
+        return g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
+    return np.float64(np.float32(g_left * g_left) / np.float32(h_left + lam)
+                      + np.float32(g_right * g_right) / np.float32(h_right + lam))
+
+
+@numba.njit(**NJIT)
 def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
                  last_on_ties, out, f32):
     """Every candidate position of a sorted segment at once, from the prefix sums of its statistics.
@@ -165,11 +178,7 @@ def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, 
         g_left = left_g[k] + g_shift
         g_right = g_total - g_left
         h_right = h_total - h_left
-        if f32 is None:
-            proxy = g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
-        else:
-            proxy = np.float64(np.float32(g_left * g_left) / np.float32(h_left + lam)
-                               + np.float32(g_right * g_right) / np.float32(h_right + lam))
+        proxy = _split_proxy(g_left, h_left, g_right, h_right, lam, f32)
         ok = (x_after[k] > x_before[k] + thr) & (h_left >= mcw) & (h_right >= mcw)
         proxies[k] = proxy if ok else -np.inf
     best = -np.inf

@@ -67,9 +67,3 @@ def test_early_stopping_needs_an_eval_set(data):
     X, y = data
     with pytest.raises(ValueError, match="eval_set"):
         GBDTClassifier(n_estimators=2, early_stopping_rounds=2).fit(X, y)
-
-
-def test_exact_on_cuda_is_refused_clearly(data):
-    X, y = data
-    with pytest.raises(NotImplementedError, match="CPU only"):
-        GBDTClassifier(n_estimators=2, backend="cuda", split_method="exact").fit(X, y)

@@ -1,0 +1,326 @@
+"""The exact split search on CUDA (numba.cuda kernels), tree for tree the CPU path's (:mod:`._exact`).
+
+The presorted lists (:func:`dtlab.greedy._presort.presort_columns`, present
+values only) live on the device with a second buffer; per level, every node is
+one contiguous segment of every list, as on the CPU.  Three kernels:
+
+``scan``       one block per (feature, node) pair of the level: the node's
+               segment of the feature's list read chunk by chunk, a block-wide
+               prefix sum (:func:`dtlab._cuda_blocks.block_inclusive_scan`) of
+               g and of h per chunk, every thread scoring its candidate position
+               for both missing directions with the CPU's proxy
+               (:func:`dtlab.greedy._scans._split_proxy`, the same plain function
+               compiled for the device), then one block-wide arg-max per
+               direction (:func:`dtlab._cuda_blocks.block_argmax`): "missing
+               right" keeps the first of equal proxies, "missing left" the last,
+               as :func:`~dtlab.greedy._scans._rank_prefix` does; thread 0 then
+               combines both with the "all present values on one side"
+               candidates in XGBoost's order and float32 arithmetic
+               (:func:`_choose`, :func:`._exact._best_split_segment`'s rules);
+``mark``       each row of a splitting node starts on its default side, then the
+               split feature's segment overwrites its present rows by ``x < thr``;
+``partition``  one block per (splitting node, feature): a block-wide scan of the
+               "goes left" flags gives every entry its slot, left child first,
+               stably (no re-sorting), into the other buffer.
+
+The host picks each node's feature (:func:`._exact._reduce_splits`: the largest
+loss change, the smallest feature on ties) and runs the grower.  Identical trees:
+the thresholds are the same float32 midpoints, the proxies the same float32
+arithmetic, and the prefix sums of float32 gradients in float64 are exact (so
+independent of the order of additions) whenever the gradients' exponents span
+fewer than ``53 - 24 - log2(n)`` binades -- the case for the tests' data; beyond
+it the block scan may differ from the CPU's sequential sum in the last float64
+bit, which changes a float32 gain only if it straddles a float32 rounding
+boundary.  Imported only for ``backend="cuda"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+from .._cuda_blocks import block_argmax, block_inclusive_scan
+from .._jit import compile_functions, cuda_device
+from ..greedy._scans import _split_proxy
+from ._exact import RT_EPS, _leaf_gain32, _midpoint, _reduce_splits
+
+#: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
+THREADS_PER_BLOCK = 128
+SIMULATOR_THREADS_PER_BLOCK = 8
+
+
+def _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss, col_missing,
+            root, mcw, lam):
+    """The best of a segment's candidates in XGBoost's order: (loss_chg, threshold, missing_left).
+
+    ``mr_*`` / ``ml_*``: the best proxy and left size of the "missing right" and
+    "missing left" scans (``nl <= 0``: none); the rest as in
+    :func:`._exact._best_split_segment`, whose comparisons this repeats.
+    """
+    best = 0.0
+    thr = np.float32(0.0)
+    miss_left = True
+    if col_missing:
+        if mr_nl > 0 and np.float32(mr_proxy) - root > best:
+            best = np.float64(np.float32(mr_proxy) - root)
+            thr = _midpoint(vals[s + mr_nl - 1], vals[s + mr_nl])
+            miss_left = False
+        if has_miss and h_pres >= mcw and h_miss >= mcw:
+            chg = np.float64(_leaf_gain32(g_pres, h_pres, lam) + _leaf_gain32(g_miss, h_miss, lam) - root)
+            if chg > best:
+                best = chg
+                hi = vals[e - 1]
+                thr = hi + (abs(hi) + np.float32(RT_EPS))
+                miss_left = False
+    if ml_nl > 0 and np.float32(ml_proxy) - root > best:
+        best = np.float64(np.float32(ml_proxy) - root)
+        thr = _midpoint(vals[s + ml_nl - 1], vals[s + ml_nl])
+        miss_left = True
+    if has_miss and h_pres >= mcw and h_miss >= mcw:
+        chg = np.float64(_leaf_gain32(g_miss, h_miss, lam) + _leaf_gain32(g_pres, h_pres, lam) - root)
+        if chg > best:
+            best = chg
+            lo = vals[s]
+            thr = lo - (abs(lo) + np.float32(RT_EPS))
+            miss_left = True
+    return best, thr, miss_left
+
+
+@functools.lru_cache(maxsize=4)
+def _kernels(tpb: int):
+    """Compile the kernels for ``tpb`` threads per block (a power of two: the shared arrays' size)."""
+    dev = compile_functions([_split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose],
+                            cuda_device())
+    split_proxy, leaf_gain32, choose = dev["_split_proxy"], dev["_leaf_gain32"], dev["_choose"]
+
+    @cuda.jit(device=True)
+    def load_scan(rows, g, h, s, m, c0, buf_g, buf_h, tid):
+        """Inclusive block scans of g and h over the entries ``c0 .. c0 + tpb - 1`` of the segment (0 past it)."""
+        i = c0 + tid
+        r = rows[s + i] if i < m else 0
+        buf_g[tid] = np.float64(g[r]) if i < m else 0.0
+        buf_h[tid] = np.float64(h[r]) if i < m else 0.0
+        block_inclusive_scan(buf_g, tid, tpb)
+        block_inclusive_scan(buf_h, tid, tpb)
+
+    @cuda.jit
+    def scan(seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam, mcw, f_gain, f_thr,
+             f_left):
+        f = cuda.blockIdx.x // n_nodes
+        k = cuda.blockIdx.x % n_nodes
+        tid = cuda.threadIdx.x
+        buf_g = cuda.shared.array(tpb, np.float64)
+        buf_h = cuda.shared.array(tpb, np.float64)
+        red_v1 = cuda.shared.array(tpb, np.float64)
+        red_p1 = cuda.shared.array(tpb, np.int64)
+        red_v2 = cuda.shared.array(tpb, np.float64)
+        red_p2 = cuda.shared.array(tpb, np.int64)
+        s = seg[f, k]
+        e = seg[f, k + 1]
+        m = e - s
+        if m == 0:  # the same for every thread of the block
+            if tid == 0:
+                f_gain[f, k] = 0.0
+                f_thr[f, k] = np.float32(0.0)
+                f_left[f, k] = True
+            return
+        g_pres = 0.0  # the segment's sums: chunk totals (exact sums, see the module's notes)
+        h_pres = 0.0
+        for c0 in range(0, m, tpb):
+            load_scan(rows, g, h, s, m, c0, buf_g, buf_h, tid)
+            g_pres += buf_g[tpb - 1]
+            h_pres += buf_h[tpb - 1]
+            cuda.syncthreads()
+        has_miss = m < node_n[k]
+        g_miss = node_g[k] - g_pres if has_miss else 0.0
+        h_miss = node_h[k] - h_pres if has_miss else 0.0
+        g_total = g_pres + g_miss  # as _rank_prefix
+        h_total = h_pres + h_miss
+        f32 = np.float32(0.0)
+        mr_v = -math.inf
+        mr_nl = -1
+        ml_v = -math.inf
+        ml_nl = -1
+        carry_g = 0.0
+        carry_h = 0.0
+        for c0 in range(0, m, tpb):
+            load_scan(rows, g, h, s, m, c0, buf_g, buf_h, tid)
+            nl = c0 + tid + 1  # entries 0 .. c0 + tid of the segment on the left
+            if nl < m and vals[s + nl] > vals[s + nl - 1] + f32:
+                gl = carry_g + buf_g[tid]
+                hl = carry_h + buf_h[tid]
+                if col_missing[f]:  # missing rows right
+                    g_left = gl + 0.0
+                    h_left = hl + 0.0
+                    h_right = h_total - h_left
+                    if h_left >= mcw and h_right >= mcw:
+                        p = split_proxy(g_left, h_left, g_total - g_left, h_right, lam, f32)
+                        if p > mr_v:  # ascending positions: the first of equal proxies stays
+                            mr_v = p
+                            mr_nl = nl
+                g_left = gl + g_miss  # missing rows left
+                h_left = hl + h_miss
+                h_right = h_total - h_left
+                if h_left >= mcw and h_right >= mcw:
+                    p = split_proxy(g_left, h_left, g_total - g_left, h_right, lam, f32)
+                    if p >= ml_v and p > -math.inf:  # the last of equal proxies, as XGBoost's downward scan
+                        ml_v = p
+                        ml_nl = nl
+            carry_g += buf_g[tpb - 1]
+            carry_h += buf_h[tpb - 1]
+            cuda.syncthreads()
+        mr_v, mr_nl = block_argmax(mr_v, mr_nl, red_v1, red_p1, tid, tpb)
+        # block_argmax keeps the smallest position among ties: rank "missing left" by m - nl for the last
+        ml_v, ml_key = block_argmax(ml_v, m - ml_nl if ml_nl > 0 else -1, red_v2, red_p2, tid, tpb)
+        if tid == 0:
+            root = leaf_gain32(node_g[k], node_h[k], lam)
+            best, thr, left = choose(vals, s, e, mr_v, mr_nl, ml_v, m - ml_key if ml_key >= 0 else -1, g_pres,
+                                     h_pres, g_miss, h_miss, has_miss, col_missing[f], root, mcw, lam)
+            f_gain[f, k] = best
+            f_thr[f, k] = thr
+            f_left[f, k] = left
+
+    @cuda.jit
+    def mark_default(pos, which, split_left, side):
+        r = cuda.grid(1)
+        if r < pos.shape[0]:
+            k = pos[r]
+            if k >= 0 and which[k] >= 0:
+                side[r] = 1 if split_left[which[k]] else 0
+
+    @cuda.jit
+    def mark_present(seg, rows, vals, split_k, split_f, split_thr, side):
+        j = cuda.blockIdx.x
+        f = split_f[j]
+        k = split_k[j]
+        t = split_thr[j]
+        for i in range(seg[f, k] + cuda.threadIdx.x, seg[f, k + 1], cuda.blockDim.x):
+            side[rows[i]] = 1 if vals[i] < t else 0
+
+    @cuda.jit
+    def partition(seg, split_k, side, rows, vals, rows_out, vals_out, new_seg):
+        d = seg.shape[0]
+        j = cuda.blockIdx.x // d
+        f = cuda.blockIdx.x % d
+        tid = cuda.threadIdx.x
+        buf = cuda.shared.array(tpb, np.int64)
+        s = seg[f, split_k[j]]
+        m = seg[f, split_k[j] + 1] - s
+        base = new_seg[f, 2 * j]
+        n_left = 0
+        for c0 in range(0, m, tpb):  # the left entries of the segment: the right child's start
+            i = c0 + tid
+            buf[tid] = side[rows[s + i]] if i < m else 0
+            block_inclusive_scan(buf, tid, tpb)
+            n_left += buf[tpb - 1]
+            cuda.syncthreads()
+        if tid == 0:
+            new_seg[f, 2 * j + 1] = base + n_left
+        carry = 0  # left entries placed so far
+        for c0 in range(0, m, tpb):
+            i = c0 + tid
+            flag = side[rows[s + i]] if i < m else 0
+            buf[tid] = flag
+            block_inclusive_scan(buf, tid, tpb)
+            if i < m:
+                left_rank = carry + buf[tid] - flag  # left entries before this one
+                dest = base + (left_rank if flag else n_left + i - left_rank)
+                rows_out[dest] = rows[s + i]
+                vals_out[dest] = vals[s + i]
+            carry += buf[tpb - 1]
+            cuda.syncthreads()
+
+    return scan, mark_default, mark_present, partition
+
+
+def _blocks(n: int, tpb: int) -> tuple[int, int]:
+    return max((n + tpb - 1) // tpb, 1), tpb
+
+
+class ExactCudaSearch:
+    """The exact split finder of one fit on the device: the sorted lists and their double buffers there.
+
+    Parameters
+    ----------
+    data : :class:`dtlab.boosting.grower.ColumnData`
+    n_workers : int, unused (the device's blocks are the workers)
+    """
+
+    def __init__(self, data, n_workers: int = 1):
+        from ..greedy._presort import presort_columns
+        from ._sort import DEFAULT_SORT, SORTS
+
+        self.tpb = SIMULATOR_THREADS_PER_BLOCK if numba.config.ENABLE_CUDASIM else THREADS_PER_BLOCK
+        self.indptr = data.indptr
+        rows0, vals0 = presort_columns(data.indptr, data.indices, data.values, SORTS[DEFAULT_SORT])
+        self.col_missing = np.diff(data.indptr) < data.n_samples
+        self.d_rows0, self.d_vals0 = cuda.to_device(rows0), cuda.to_device(vals0)
+        self.d_col_missing = cuda.to_device(self.col_missing)
+        self.buffers = [(cuda.device_array_like(rows0), cuda.device_array_like(vals0)) for _ in range(2)]
+        self.d_side = cuda.device_array(max(data.n_samples, 1), np.uint8)
+        #: Entries scanned, ranked and partitioned over the fit, as :class:`._exact.ExactSearch` counts them.
+        self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
+
+    def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
+        """This round's gradients (to the device); the root is each whole list."""
+        self.d_g, self.d_h = cuda.to_device(g), cuda.to_device(h)
+        self.lists = (self.d_rows0, self.d_vals0)
+        self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
+        self.flip = 0
+
+    def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
+        """Best split of each node of the level: ``(feature, loss_chg, threshold, missing_left)`` arrays."""
+        scan = _kernels(self.tpb)[0]
+        d = self.seg.shape[0]
+        lengths = self.seg[:, n_nodes] - self.seg[:, 0]
+        self.work["scanned"] += int(lengths.sum())
+        self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
+        f_gain = cuda.device_array((d, n_nodes))
+        f_thr = cuda.device_array((d, n_nodes), np.float32)
+        f_left = cuda.device_array((d, n_nodes), np.bool_)
+        rows, vals = self.lists
+        scan[d * n_nodes, self.tpb](cuda.to_device(self.seg), n_nodes, vals, rows, self.d_g, self.d_h,
+                                    cuda.to_device(np.ascontiguousarray(node_g, np.float64)),
+                                    cuda.to_device(np.ascontiguousarray(node_h, np.float64)),
+                                    cuda.to_device(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing,
+                                    float(lam), float(mcw), f_gain, f_thr, f_left)
+        best_f, best = _reduce_splits(f_gain.copy_to_host(), n_nodes)
+        k = np.arange(n_nodes)
+        fk = np.maximum(best_f, 0)
+        return best_f, best, f_thr.copy_to_host()[fk, k], f_left.copy_to_host()[fk, k]
+
+    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
+        """Mark each row's ``side`` (on the device, copied back), then partition the lists stably into the
+        children's segments (not when the children are the ``last`` level)."""
+        _, mark_default, mark_present, partition = _kernels(self.tpb)
+        rows, vals = self.lists
+        n_split = split_k.shape[0]
+        which = np.full(self.seg.shape[1], -1, np.int64)
+        which[split_k] = np.arange(n_split)
+        d_seg, d_split_k = cuda.to_device(self.seg), cuda.to_device(np.ascontiguousarray(split_k, np.int64))
+        d_side = self.d_side[:pos.shape[0]]
+        d_side.copy_to_device(side)
+        mark_default[_blocks(pos.shape[0], self.tpb)](cuda.to_device(pos), cuda.to_device(which),
+                                                      cuda.to_device(np.ascontiguousarray(split_left)), d_side)
+        mark_present[n_split, self.tpb](d_seg, rows, vals, d_split_k,
+                                        cuda.to_device(np.ascontiguousarray(split_f, np.int64)),
+                                        cuda.to_device(np.ascontiguousarray(split_thr, np.float32)), d_side)
+        side[:] = d_side.copy_to_host()
+        if last:
+            return
+        out = self.buffers[self.flip]
+        self.flip ^= 1
+        sizes = self.seg[:, split_k + 1] - self.seg[:, split_k]  # (d, n_split)
+        self.work["partitioned"] += int(sizes.sum())
+        new_seg = np.empty((self.seg.shape[0], 2 * n_split + 1), np.int64)
+        starts = self.indptr[:-1, None] + np.concatenate([np.zeros((sizes.shape[0], 1), np.int64),
+                                                          np.cumsum(sizes, axis=1)], axis=1)
+        new_seg[:, 0::2] = starts  # each splitting node's first slot, and the end; the kernel fills the middle
+        d_new_seg = cuda.to_device(new_seg)
+        partition[n_split * self.seg.shape[0], self.tpb](d_seg, d_split_k, d_side, rows, vals, *out, d_new_seg)
+        self.lists = out
+        self.seg = d_new_seg.copy_to_host()
