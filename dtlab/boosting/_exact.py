@@ -33,6 +33,7 @@ import numba
 import numpy as np
 
 from ..greedy._scans import _rank_prefix
+from ._pool import run_slices
 from .losses import NJIT
 
 #: XGBoost's kRtEps: a split must improve the loss by more than this.
@@ -321,10 +322,7 @@ class ExactSearch:
         rows, vals = self.lists
         args = (self.seg, n_nodes, vals, rows, self.g, self.h, node_g, node_h, node_n, self.col_missing, lam, mcw,
                 self.bufs, f_gain, f_thr, f_left)
-        if self.parallel:
-            _find_splits(*args, self.n_workers)
-        else:
-            _find_splits_slice(0, d, 0, *args)
+        run_slices(_find_splits_slice, d, self.n_workers if self.parallel else 1, *args)
         best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)
@@ -341,10 +339,7 @@ class ExactSearch:
         self.flip ^= 1
         self.work["partitioned"] += int((self.seg[:, split_k + 1] - self.seg[:, split_k]).sum())
         new_seg = np.empty((self.seg.shape[0], 2 * split_k.shape[0] + 1), np.int64)
-        if self.parallel:
-            _partition(self.indptr, self.seg, split_k, side, rows, vals, *out, new_seg, *self.tmp, self.n_workers)
-        else:
-            _partition_slice(0, self.seg.shape[0], 0, self.indptr, self.seg, split_k, side, rows, vals, *out,
-                             new_seg, *self.tmp)
+        run_slices(_partition_slice, self.seg.shape[0], self.n_workers if self.parallel else 1, self.indptr,
+                   self.seg, split_k, side, rows, vals, *out, new_seg, *self.tmp)
         self.lists = out
         self.seg = new_seg

@@ -107,8 +107,14 @@ def _node_sums(pos, g, h, n_nodes):
 
 
 @numba.njit(**NJIT)
-def _advance(pos, side, which, level_ids, leaf_of_row):
-    """Rows of splitting nodes move to child ``2 j`` (left) or ``2 j + 1``; the others settle in their leaf."""
+def _advance(pos, side, which, level_ids, leaf_of_row, g, h, n_children):
+    """Rows of splitting nodes move to child ``2 j`` (left) or ``2 j + 1``; the others settle in their leaf.
+
+    Returns the children's sums as :func:`_node_sums` (the same additions in the same order), from this pass.
+    """
+    node_g = np.zeros(n_children)
+    node_h = np.zeros(n_children)
+    node_n = np.zeros(n_children, np.int64)
     for r in range(pos.shape[0]):
         k = pos[r]
         if k < 0:
@@ -118,7 +124,12 @@ def _advance(pos, side, which, level_ids, leaf_of_row):
             leaf_of_row[r] = level_ids[k]
             pos[r] = -1
         else:
-            pos[r] = 2 * j + 1 - side[r]
+            c = 2 * j + 1 - side[r]
+            pos[r] = c
+            node_g[c] += g[r]
+            node_h[c] += h[r]
+            node_n[c] += 1
+    return node_g, node_h, node_n
 
 
 def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float, reg_lambda: float,
@@ -155,7 +166,7 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
         n_nodes = level_ids.shape[0]
         if depth == max_depth:
             which = np.full(n_nodes, -1, np.int64)
-            _advance(pos, side, which, level_ids, leaf_of_row)
+            _advance(pos, side, which, level_ids, leaf_of_row, g, h, 0)
             break
         best_f, best, thr, mleft = search.find(n_nodes, node_g, node_h, node_n, lam, mcw)
         split_k = np.flatnonzero((best_f >= 0) & (best > RT_EPS))
@@ -164,7 +175,7 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
         if split_k.shape[0]:
             search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], pos, side,
                          last=depth + 1 == max_depth)
-        _advance(pos, side, which, level_ids, leaf_of_row)
+        children_sums = _advance(pos, side, which, level_ids, leaf_of_row, g, h, 2 * split_k.shape[0])
         if not split_k.shape[0]:
             break
         children = []
@@ -180,7 +191,7 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
                                (gain, 0.0)):
                     arr.append(v)
         level_ids = np.array(children)
-        node_g, node_h, node_n = _node_sums(pos, g, h, level_ids.shape[0])
+        node_g, node_h, node_n = children_sums
         gsum.extend(node_g.tolist())
         hsum.extend(node_h.tolist())
     G, H = np.array(gsum), np.array(hsum)
