@@ -192,6 +192,38 @@ def _split_rows(j0, j1, w, bins, order, nseg, split_k, split_f, split_bin, split
             order_out[out + i] = tmp[w, i]
 
 
+@numba.njit(**NJIT)
+def _choose_splits(f_gain, f_bin, f_left, cut_table, n_bins):
+    """Per node the feature of the largest gain (the first of equal gains; -1 and gain 0 if none above
+    ``RT_EPS``), its bin, threshold (as :meth:`HistSearch._thresholds`) and missing side."""
+    d, n_nodes = f_gain.shape
+    best_f = np.empty(n_nodes, np.int64)
+    best = np.empty(n_nodes)
+    split_bin = np.empty(n_nodes, np.int64)
+    thr = np.empty(n_nodes, np.float32)
+    left = np.empty(n_nodes, np.bool_)
+    last = cut_table.shape[1] - 1
+    for k in range(n_nodes):
+        top = 0
+        for f in range(1, d):
+            if f_gain[f, k] > f_gain[top, k]:
+                top = f
+        gain = f_gain[top, k]
+        ok = gain > RT_EPS
+        best_f[k] = top if ok else -1
+        best[k] = gain if ok else 0.0
+        b = f_bin[top, k]
+        split_bin[k] = b
+        if b < 0:
+            thr[k] = -np.inf
+        elif b >= n_bins[top] - 1:
+            thr[k] = np.inf
+        else:
+            thr[k] = cut_table[top, min(b, last)]
+        left[k] = f_left[top, k]
+    return best_f, best, split_bin, thr, left
+
+
 def _bin_features(f0, f1, w, data, max_bins, binsT, cuts):
     """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``."""
     for f in range(f0, f1):
@@ -258,14 +290,8 @@ class HistSearch:
 
     def _choose(self, f_gain, f_bin, f_left, n_nodes):
         """Per node the feature of the largest gain (the first of equal gains), its bin and threshold."""
-        k = np.arange(n_nodes)
-        top = np.argmax(f_gain, axis=0)
-        gain = f_gain[top, k]
-        ok = gain > RT_EPS
-        best_f = np.where(ok, top, -1).astype(np.int64)
-        best = np.where(ok, gain, 0.0)
-        self.split_bin = f_bin[top, k]
-        return best_f, best, self._thresholds(top, self.split_bin), f_left[top, k]
+        best_f, best, self.split_bin, thr, left = _choose_splits(f_gain, f_bin, f_left, self.cut_table, self.n_bins)
+        return best_f, best, thr, left
 
     def _thresholds(self, f: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``x < threshold`` for the bins ``<= b`` of features ``f`` (``b = -1``: no present value left;
