@@ -117,7 +117,7 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
     ``parent[j] >= 0`` its sibling (``build[j] ^ 1``) gets the parent's
     histogram (``hg_parent[parent[j]]``) minus it.  Then every node of the
     level is scanned.  Fusing the two keeps a worker's histograms in its cache
-    and costs one parallel launch per level.
+    and costs one dispatch per worker and level.
     """
     n_total = hg.shape[2]
     for j in range(build.shape[0]):
@@ -148,17 +148,6 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
             f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
                 hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
                 bufs[0, slot], bufs[1, slot], bufs[2, slot])
-
-
-@numba.njit(parallel=True, **NJIT)
-def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
-           col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
-    """:func:`_level_slice` with the features cut into ``n_workers`` slices (worker ``w`` in scratch slot ``w``)."""
-    d = bins.shape[1]
-    for w in numba.prange(n_workers):
-        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, bins, order, nseg, build, parent, hg_parent,
-                     hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins,
-                     bufs, f_gain, f_bin, f_left)
 
 
 @numba.njit(**NJIT)

@@ -1,4 +1,5 @@
-"""Worker threads for the split finders' feature slices: plain Python threads over ``nogil`` kernels.
+"""Worker threads for the histogram search's feature slices (binning, a level's histograms and scans, the
+row split): plain Python threads over ``nogil`` kernels.
 
 A level's work is cut into as many feature slices as workers; the calling
 thread runs slice 0 and pool threads the others, each a serial numba kernel
@@ -7,7 +8,8 @@ unlike numba's OpenMP workers, which spin after each parallel region and, on a
 machine with as many busy threads as cores, take the core from the thread that
 runs the serial part of the level (measured: the histogram search on two
 threads 2-5x slower than on one while another process held a core).  One
-submission per worker and level costs tens of microseconds.
+submission per worker and level costs tens of microseconds; the exact search, with more
+work per level, keeps one OpenMP region per level instead (faster there on a quiet machine).
 """
 
 from __future__ import annotations
