@@ -117,7 +117,7 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
     ``parent[j] >= 0`` its sibling (``build[j] ^ 1``) gets the parent's
     histogram (``hg_parent[parent[j]]``) minus it.  Then every node of the
     level is scanned.  Fusing the two keeps a worker's histograms in its cache
-    and costs one dispatch per worker and level.
+    and costs one parallel launch per level.
     """
     n_total = hg.shape[2]
     for j in range(build.shape[0]):
@@ -148,6 +148,17 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
             f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
                 hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
                 bufs[0, slot], bufs[1, slot], bufs[2, slot])
+
+
+@numba.njit(parallel=True, **NJIT)
+def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
+           col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
+    """:func:`_level_slice` with the features cut into ``n_workers`` slices (worker ``w`` in scratch slot ``w``)."""
+    d = bins.shape[1]
+    for w in numba.prange(n_workers):
+        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, bins, order, nseg, build, parent, hg_parent,
+                     hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins,
+                     bufs, f_gain, f_bin, f_left)
 
 
 @numba.njit(**NJIT)
@@ -274,7 +285,10 @@ class HistSearch:
         args = (self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
                 self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h, self.col_missing, lam, mcw,
                 self.pos_bins, self.bufs, f_gain, f_bin, f_left)
-        run_slices(_level_slice, d, self.n_workers if self.parallel else 1, *args)
+        if self.parallel:  # numba's OpenMP team, as the exact search: its workers, spinning after one
+            _level(*args, self.n_workers)  # search's region, take the next at once instead of holding a core
+        else:
+            _level_slice(0, d, 0, *args)
         return self._choose(f_gain, f_bin, f_left, n_nodes)
 
     def _choose(self, f_gain, f_bin, f_left, n_nodes):
@@ -297,7 +311,7 @@ class HistSearch:
         new_seg[0] = 0
         np.cumsum(self.nseg[split_k + 1] - self.nseg[split_k], out=new_seg[2::2])
         # the splitting nodes cut into contiguous runs of about equal rows, one per worker
-        n_workers = self.n_workers if self.parallel else 1
+        n_workers = 1  # serial: short, and between two OpenMP regions
         cuts = np.searchsorted(new_seg[2::2], new_seg[-1] * np.arange(1, n_workers) / n_workers, side="right")
         run_ranges(_split_rows, [0, *cuts.tolist(), n_split], self.bins, self.order, self.nseg, split_k, split_f,
                    self.split_bin[split_k], split_left, self.miss_bin, side, self.order_buf, new_seg, self.tmp)
