@@ -159,32 +159,6 @@ def _find_splits_slice(f0, f1, slot, seg, n_nodes, vals, rows, g, h, node_g, nod
                 lam, mcw, bufs[0, slot], bufs[1, slot], bufs[2, slot])
 
 
-@numba.njit(parallel=True, **NJIT)
-def _find_splits(seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam, mcw, bufs, f_gain,
-                 f_thr, f_left, n_workers):
-    """Best split of every (feature, node) of a level, features cut into ``n_workers`` slices.
-
-    Parameters
-    ----------
-    seg : int64 array (n_features, >= n_nodes + 1)
-        Node ``k``'s segment of feature ``f`` is ``seg[f, k]:seg[f, k + 1]``.
-    n_nodes : int
-    vals, rows : the lists (float32 and int32, (nnz,))
-    g, h : float32 arrays (n_samples,)
-    node_g, node_h : float64 arrays (n_nodes,); node_n : int64 array (n_nodes,)
-    col_missing : bool array (n_features,)
-    lam, mcw : float
-    bufs : float64 scratch (3, n_workers, n_samples)
-    f_gain, f_thr, f_left : outputs (n_features, n_nodes): float64, float32, bool
-    n_workers : int
-    """
-    n_features = seg.shape[0]
-    for w in numba.prange(n_workers):
-        _find_splits_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, w, seg, n_nodes,
-                           vals, rows, g, h, node_g, node_h, node_n, col_missing, lam, mcw, bufs, f_gain, f_thr,
-                           f_left)
-
-
 @numba.njit(**NJIT)
 def _reduce_splits(f_gain, n_nodes):
     """Per node, the feature of the largest loss change (the smallest feature on ties, as XGBoost); -1 if none."""
@@ -264,13 +238,36 @@ def _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_
         new_seg[f, 2 * n_split] = out
 
 
+@numba.njit(**NJIT)
+def _partition_find_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg,
+                          tmp_rows, tmp_vals, n_nodes, g, h, node_g, node_h, node_n, col_missing, lam, mcw, bufs,
+                          f_gain, f_thr, f_left):
+    """:func:`_partition_slice` of the lists ``f0:f1`` into the children's segments, then
+    :func:`_find_splits_slice` of the children on the same lists: one dispatch per worker and level."""
+    _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows,
+                     tmp_vals)
+    _find_splits_slice(f0, f1, slot, new_seg, n_nodes, vals_out, rows_out, g, h, node_g, node_h, node_n,
+                       col_missing, lam, mcw, bufs, f_gain, f_thr, f_left)
+
+
 @numba.njit(parallel=True, **NJIT)
-def _partition(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals, n_workers):
-    """:func:`_partition_slice` of every list, the features cut into ``n_workers`` slices (worker ``w``, slot ``w``)."""
-    n_features = indptr.shape[0] - 1
+def _level(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals, n_nodes, g, h,
+           node_g, node_h, node_n, col_missing, lam, mcw, bufs, f_gain, f_thr, f_left, n_workers, partition):
+    """A level on ``n_workers`` threads, the features cut into slices (worker ``w`` in scratch slot ``w``): each
+    partitions its lists (when ``partition``; else ``seg`` is already the level's), then scans them.  One
+    parallel region per level: numba's OpenMP workers spin a while after each region, which costs more
+    than it saves between short ones."""
+    d = indptr.shape[0] - 1
     for w in numba.prange(n_workers):
-        _partition_slice(w * n_features // n_workers, (w + 1) * n_features // n_workers, w, indptr, seg, split_k,
-                         side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals)
+        f0 = w * d // n_workers
+        f1 = (w + 1) * d // n_workers
+        if partition:
+            _partition_find_slice(f0, f1, w, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg,
+                                  tmp_rows, tmp_vals, n_nodes, g, h, node_g, node_h, node_n, col_missing, lam, mcw,
+                                  bufs, f_gain, f_thr, f_left)
+        else:
+            _find_splits_slice(f0, f1, w, seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam,
+                               mcw, bufs, f_gain, f_thr, f_left)
 
 
 class ExactSearch:
@@ -308,31 +305,43 @@ class ExactSearch:
         self.lists = (self.rows0, self.vals0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
+        self.pending = None
 
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
-        """Best split of each node of the level: ``(feature, loss_chg, threshold, missing_left)`` arrays."""
+        """Best split of each node of the level: ``(feature, loss_chg, threshold, missing_left)`` arrays.
+
+        A partition left by :meth:`split` runs first, in the same dispatch: each worker partitions its
+        slice of the lists, then scans them."""
         d = self.seg.shape[0]
         f_gain = np.empty((d, n_nodes))
         f_thr = np.empty((d, n_nodes), np.float32)
         f_left = np.empty((d, n_nodes), np.bool_)
+        rows, vals = self.lists
+        find_args = (n_nodes, self.g, self.h, node_g, node_h, node_n, self.col_missing, lam, mcw, self.bufs,
+                     f_gain, f_thr, f_left)
+        partition = self.pending is not None
+        if partition:
+            old = self.pending
+        else:  # the root: nothing to partition (placeholders of the partition's arguments)
+            old = (self.seg, np.empty(0, np.int64), np.empty(0, np.uint8), rows, vals)
+        if self.parallel:
+            _level(self.indptr, *old, rows, vals, self.seg, *self.tmp, *find_args, self.n_workers, partition)
+        elif partition:
+            _partition_find_slice(0, d, 0, self.indptr, *old, rows, vals, self.seg, *self.tmp, *find_args)
+        else:
+            _find_splits_slice(0, d, 0, self.seg, n_nodes, vals, rows, *find_args[1:])
+        self.pending = None
         lengths = self.seg[:, n_nodes] - self.seg[:, 0]
         self.work["scanned"] += int(lengths.sum())
         self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
-        rows, vals = self.lists
-        args = (self.seg, n_nodes, vals, rows, self.g, self.h, node_g, node_h, node_n, self.col_missing, lam, mcw,
-                self.bufs, f_gain, f_thr, f_left)
-        if self.parallel:
-            _find_splits(*args, self.n_workers)
-        else:
-            _find_splits_slice(0, d, 0, *args)
         best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)
         return best_f, best, f_thr[fk, k], f_left[fk, k]
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
-        """Mark each row's side, then partition the lists into the children's segments (not when the
-        children are the ``last`` level: leaves need no lists)."""
+        """Mark each row's side; the partition of the lists into the children's segments is left to the
+        next :meth:`find` (none when the children are the ``last`` level: leaves need no lists)."""
         rows, vals = self.lists
         _mark_sides(self.seg, rows, vals, split_k, split_f, split_thr, split_left, pos, side)
         if last:
@@ -341,10 +350,6 @@ class ExactSearch:
         self.flip ^= 1
         self.work["partitioned"] += int((self.seg[:, split_k + 1] - self.seg[:, split_k]).sum())
         new_seg = np.empty((self.seg.shape[0], 2 * split_k.shape[0] + 1), np.int64)
-        if self.parallel:
-            _partition(self.indptr, self.seg, split_k, side, rows, vals, *out, new_seg, *self.tmp, self.n_workers)
-        else:
-            _partition_slice(0, self.seg.shape[0], 0, self.indptr, self.seg, split_k, side, rows, vals, *out,
-                             new_seg, *self.tmp)
+        self.pending = (self.seg, split_k, side, rows, vals)
         self.lists = out
         self.seg = new_seg

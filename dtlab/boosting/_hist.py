@@ -20,6 +20,7 @@ import numpy as np
 
 from ..greedy._scans import _rank_prefix
 from ._exact import PARALLEL_MIN_WORK, RT_EPS, _leaf_gain
+from ._pool import run_ranges, run_slices
 from .losses import NJIT
 
 
@@ -51,18 +52,25 @@ def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
 
 @numba.njit(**NJIT)
 def _assign_bins(values, rows, cuts, out_row):
-    """``out_row[rows[i]]`` = number of cuts ``<= values[i]`` (binary search; uint8)."""
+    """``out_row[rows[i]]`` = number of cuts ``<= values[i]`` (uint8).
+
+    A branch-free binary search: the cuts padded with +inf to a power of two,
+    a fixed number of halvings, each a conditional move (the comparisons of
+    random values are mispredicted half the time as branches).
+    """
     n_cuts = cuts.shape[0]
+    size = 1
+    while size < n_cuts + 1:
+        size <<= 1
+    padded = np.full(size, np.inf, np.float32)
+    padded[:n_cuts] = cuts
     for i in range(values.shape[0]):
         v = values[i]
         lo = 0
-        hi = n_cuts
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if cuts[mid] <= v:
-                lo = mid + 1
-            else:
-                hi = mid
+        step = size >> 1
+        while step > 0:
+            lo = lo + step if padded[lo + step - 1] <= v else lo
+            step >>= 1
         out_row[rows[i]] = lo
 
 
@@ -154,24 +162,74 @@ def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh,
 
 
 @numba.njit(**NJIT)
-def _split_rows(bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, order_out, new_seg):
-    """Each splitting node's rows to its children (left child first, row order kept); the others drop out."""
-    out = 0
-    for j in range(split_k.shape[0]):
+def _split_rows(j0, j1, w, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, order_out,
+                new_seg, tmp):
+    """The rows of the splitting nodes ``j0:j1`` to their children (left child first, row order kept), child
+    ``2 j`` from ``new_seg[2 j]`` on (set beforehand); scratch ``tmp[w]``.
+
+    Branch-free, as :func:`dtlab.boosting._exact._partition_slice`: every row
+    is written to the next left slot and to the next slot of ``tmp``, its side
+    moves one of the two cursors; the right rows are then copied after the left.
+    """
+    for j in range(j0, j1):
         k = split_k[j]
         f = split_f[j]
+        sb = split_bin[j]
+        ml = 1 if split_left[j] else 0
+        out = new_seg[2 * j]
+        t = 0
         for i in range(nseg[k], nseg[k + 1]):
             r = order[i]
             b = bins[r, f]
-            side[r] = (1 if split_left[j] else 0) if b == miss_bin else (1 if b <= split_bin[j] else 0)
-        for want in (1, 0):
-            new_seg[2 * j + 1 - want] = out
-            for i in range(nseg[k], nseg[k + 1]):
-                r = order[i]
-                if side[r] == want:
-                    order_out[out] = r
-                    out += 1
-    new_seg[2 * split_k.shape[0]] = out
+            left = ml if b == miss_bin else (1 if b <= sb else 0)
+            side[r] = left
+            order_out[out] = r
+            tmp[w, t] = r
+            out += left
+            t += 1 - left
+        new_seg[2 * j + 1] = out
+        for i in range(t):
+            order_out[out + i] = tmp[w, i]
+
+
+@numba.njit(**NJIT)
+def _choose_splits(f_gain, f_bin, f_left, cut_table, n_bins):
+    """Per node the feature of the largest gain (the first of equal gains; -1 and gain 0 if none above
+    ``RT_EPS``), its bin, threshold (as :meth:`HistSearch._thresholds`) and missing side."""
+    d, n_nodes = f_gain.shape
+    best_f = np.empty(n_nodes, np.int64)
+    best = np.empty(n_nodes)
+    split_bin = np.empty(n_nodes, np.int64)
+    thr = np.empty(n_nodes, np.float32)
+    left = np.empty(n_nodes, np.bool_)
+    last = cut_table.shape[1] - 1
+    for k in range(n_nodes):
+        top = 0
+        for f in range(1, d):
+            if f_gain[f, k] > f_gain[top, k]:
+                top = f
+        gain = f_gain[top, k]
+        ok = gain > RT_EPS
+        best_f[k] = top if ok else -1
+        best[k] = gain if ok else 0.0
+        b = f_bin[top, k]
+        split_bin[k] = b
+        if b < 0:
+            thr[k] = -np.inf
+        elif b >= n_bins[top] - 1:
+            thr[k] = np.inf
+        else:
+            thr[k] = cut_table[top, min(b, last)]
+        left[k] = f_left[top, k]
+    return best_f, best, split_bin, thr, left
+
+
+def _bin_features(f0, f1, w, data, max_bins, binsT, cuts):
+    """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``."""
+    for f in range(f0, f1):
+        s, e = data.indptr[f], data.indptr[f + 1]
+        cuts[f] = bin_edges(data.values[s:e], max_bins)
+        _assign_bins(data.values[s:e], data.indices[s:e], cuts[f], binsT[f])
 
 
 class HistSearch:
@@ -189,12 +247,9 @@ class HistSearch:
         self.n_bins_total = max_bins
         self.miss_bin = max_bins - 1
         binsT = np.full((d, n), self.miss_bin, np.uint8)
-        self.cuts = []
-        for f in range(d):
-            s, e = data.indptr[f], data.indptr[f + 1]
-            cuts = bin_edges(data.values[s:e], max_bins)
-            self.cuts.append(cuts)
-            _assign_bins(data.values[s:e], data.indices[s:e], cuts, binsT[f])
+        self.cuts = [None] * d
+        self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
+        run_slices(_bin_features, d, n_workers if self.parallel else 1, data, max_bins, binsT, self.cuts)
         self.n_bins = np.array([c.shape[0] + 1 for c in self.cuts], np.int64)
         self.cut_table = np.full((d, max(max_bins - 2, 1)), np.inf, np.float32)
         for f, cuts in enumerate(self.cuts):
@@ -202,10 +257,11 @@ class HistSearch:
         self.bins = np.ascontiguousarray(binsT.T)  # (n_samples, n_features): rows read whole by the build
         self.col_missing = np.diff(data.indptr) < n
         self.n_workers = n_workers
-        self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
         self.pos_bins = np.arange(max_bins, dtype=np.float32)
         self.bufs = np.empty((3, n_workers, max_bins))
         self.order_buf = np.empty(n, np.int32)
+        self._store = [None] * 4
+        self.tmp = np.empty((n_workers, n), np.int32)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         n = g.shape[0]
@@ -213,6 +269,7 @@ class HistSearch:
         self.order = np.arange(n, dtype=np.int32)
         self.nseg = np.array([0, n], np.int64)
         shape = (1, self.bins.shape[1], self.n_bins_total)
+        self._next_store = 0
         self.hg, self.hh = self._alloc(shape), self._alloc(shape)
         # the root's histogram is built from every row; nothing to subtract
         self.build, self.parent = np.zeros(1, np.int64), np.full(1, -1, np.int64)
@@ -228,22 +285,16 @@ class HistSearch:
         args = (self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
                 self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h, self.col_missing, lam, mcw,
                 self.pos_bins, self.bufs, f_gain, f_bin, f_left)
-        if self.parallel:
-            _level(*args, self.n_workers)
+        if self.parallel:  # numba's OpenMP team, as the exact search: its workers, spinning after one
+            _level(*args, self.n_workers)  # search's region, take the next at once instead of holding a core
         else:
             _level_slice(0, d, 0, *args)
         return self._choose(f_gain, f_bin, f_left, n_nodes)
 
     def _choose(self, f_gain, f_bin, f_left, n_nodes):
         """Per node the feature of the largest gain (the first of equal gains), its bin and threshold."""
-        k = np.arange(n_nodes)
-        top = np.argmax(f_gain, axis=0)
-        gain = f_gain[top, k]
-        ok = gain > RT_EPS
-        best_f = np.where(ok, top, -1).astype(np.int64)
-        best = np.where(ok, gain, 0.0)
-        self.split_bin = f_bin[top, k]
-        return best_f, best, self._thresholds(top, self.split_bin), f_left[top, k]
+        best_f, best, self.split_bin, thr, left = _choose_splits(f_gain, f_bin, f_left, self.cut_table, self.n_bins)
+        return best_f, best, thr, left
 
     def _thresholds(self, f: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``x < threshold`` for the bins ``<= b`` of features ``f`` (``b = -1``: no present value left;
@@ -257,8 +308,13 @@ class HistSearch:
         it from the parent for the other (nothing when the children are the ``last`` level)."""
         n_split = split_k.shape[0]
         new_seg = np.empty(2 * n_split + 1, np.int64)
-        _split_rows(self.bins, self.order, self.nseg, split_k, split_f, self.split_bin[split_k], split_left,
-                    self.miss_bin, side, self.order_buf, new_seg)
+        new_seg[0] = 0
+        np.cumsum(self.nseg[split_k + 1] - self.nseg[split_k], out=new_seg[2::2])
+        # the splitting nodes cut into contiguous runs of about equal rows, one per worker
+        n_workers = 1  # serial: short, and between two OpenMP regions
+        cuts = np.searchsorted(new_seg[2::2], new_seg[-1] * np.arange(1, n_workers) / n_workers, side="right")
+        run_ranges(_split_rows, [0, *cuts.tolist(), n_split], self.bins, self.order, self.nseg, split_k, split_f,
+                   self.split_bin[split_k], split_left, self.miss_bin, side, self.order_buf, new_seg, self.tmp)
         self.order, self.order_buf = self.order_buf, self.order
         self.nseg = new_seg
         if last:
@@ -272,5 +328,14 @@ class HistSearch:
         self.hg, self.hh = self._alloc(shape), self._alloc(shape)
 
     def _alloc(self, shape):
-        """Storage of a level's histograms (float64; the CUDA subclass allocates on the device)."""
-        return np.empty(shape)
+        """Storage of a level's histograms (float64; the CUDA subclass allocates on the device).
+
+        Four buffers kept over the fit, taken in turn: (g, h) of this level and of its parent; fresh
+        memory would be faulted in page by page at every level.
+        """
+        slot = self._next_store
+        self._next_store = (slot + 1) % 4
+        buf = self._store[slot]
+        if buf is None or buf.shape[0] < shape[0] or buf.shape[1:] != shape[1:]:
+            buf = self._store[slot] = np.empty(shape)
+        return buf[:shape[0]]

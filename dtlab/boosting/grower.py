@@ -107,8 +107,14 @@ def _node_sums(pos, g, h, n_nodes):
 
 
 @numba.njit(**NJIT)
-def _advance(pos, side, which, level_ids, leaf_of_row):
-    """Rows of splitting nodes move to child ``2 j`` (left) or ``2 j + 1``; the others settle in their leaf."""
+def _advance(pos, side, which, level_ids, leaf_of_row, g, h, n_children):
+    """Rows of splitting nodes move to child ``2 j`` (left) or ``2 j + 1``; the others settle in their leaf.
+
+    Returns the children's sums as :func:`_node_sums` (the same additions in the same order), from this pass.
+    """
+    node_g = np.zeros(n_children)
+    node_h = np.zeros(n_children)
+    node_n = np.zeros(n_children, np.int64)
     for r in range(pos.shape[0]):
         k = pos[r]
         if k < 0:
@@ -118,7 +124,12 @@ def _advance(pos, side, which, level_ids, leaf_of_row):
             leaf_of_row[r] = level_ids[k]
             pos[r] = -1
         else:
-            pos[r] = 2 * j + 1 - side[r]
+            c = 2 * j + 1 - side[r]
+            pos[r] = c
+            node_g[c] += g[r]
+            node_h[c] += h[r]
+            node_n[c] += 1
+    return node_g, node_h, node_n
 
 
 def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float, reg_lambda: float,
@@ -143,54 +154,56 @@ def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rat
     side = np.zeros(n, np.uint8)
     leaf_of_row = np.zeros(n, np.int64)
     search.start_tree(g, h)
-    feature, threshold, miss, left, right, gsum, hsum, gain = ([] for _ in range(8))
+    # the nodes in creation order (breadth first), at most 2^(max_depth + 1) - 1 of them
+    size = 2 ** (max_depth + 1) - 1
+    feature = np.full(size, -1, np.int32)
+    threshold = np.zeros(size, np.float32)
+    miss = np.ones(size, np.bool_)
+    left = np.full(size, -1, np.int32)
+    right = np.full(size, -1, np.int32)
+    gain = np.zeros(size)
+    G = np.zeros(size)
+    H = np.zeros(size)
+    parent = np.full(size, -1, np.int64)
     node_g, node_h, node_n = _node_sums(pos, g, h, 1)
-    level_ids = np.array([0])
-    parent = [-1]
-    for arr, v in ((feature, -1), (threshold, 0.0), (miss, True), (left, -1), (right, -1), (gain, 0.0)):
-        arr.append(v)
-    gsum.append(node_g[0])
-    hsum.append(node_h[0])
+    G[0], H[0] = node_g[0], node_h[0]
+    level_ids = np.zeros(1, np.int64)
+    n_used = 1
     for depth in range(max_depth + 1):
         n_nodes = level_ids.shape[0]
         if depth == max_depth:
             which = np.full(n_nodes, -1, np.int64)
-            _advance(pos, side, which, level_ids, leaf_of_row)
+            _advance(pos, side, which, level_ids, leaf_of_row, g, h, 0)
             break
         best_f, best, thr, mleft = search.find(n_nodes, node_g, node_h, node_n, lam, mcw)
         split_k = np.flatnonzero((best_f >= 0) & (best > RT_EPS))
+        n_split = split_k.shape[0]
         which = np.full(n_nodes, -1, np.int64)
-        which[split_k] = np.arange(split_k.shape[0])
-        if split_k.shape[0]:
+        which[split_k] = np.arange(n_split)
+        if n_split:
             search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], pos, side,
                          last=depth + 1 == max_depth)
-        _advance(pos, side, which, level_ids, leaf_of_row)
-        if not split_k.shape[0]:
+        node_g, node_h, node_n = _advance(pos, side, which, level_ids, leaf_of_row, g, h, 2 * n_split)
+        if not n_split:
             break
-        children = []
-        for k in split_k:
-            node = int(level_ids[k])
-            feature[node], threshold[node], miss[node], gain[node] = int(best_f[k]), thr[k], bool(mleft[k]), best[k]
-            for child_side in (left, right):
-                child = len(feature)
-                child_side[node] = child
-                children.append(child)
-                parent.append(node)
-                for arr, v in ((feature, -1), (threshold, 0.0), (miss, True), (left, -1), (right, -1),
-                               (gain, 0.0)):
-                    arr.append(v)
-        level_ids = np.array(children)
-        node_g, node_h, node_n = _node_sums(pos, g, h, level_ids.shape[0])
-        gsum.extend(node_g.tolist())
-        hsum.extend(node_h.tolist())
-    G, H = np.array(gsum), np.array(hsum)
+        nodes = level_ids[split_k]
+        feature[nodes], threshold[nodes], miss[nodes], gain[nodes] = best_f[split_k], thr[split_k], \
+            mleft[split_k], best[split_k]
+        children = np.arange(n_used, n_used + 2 * n_split)
+        left[nodes], right[nodes] = children[0::2], children[1::2]
+        parent[children] = np.repeat(nodes, 2)
+        G[children], H[children] = node_g, node_h
+        n_used += 2 * n_split
+        level_ids = children
+    feature, threshold, miss, left, right = feature[:n_used], threshold[:n_used], miss[:n_used], left[:n_used], \
+        right[:n_used]
+    gain, G, H, parent = gain[:n_used], G[:n_used], H[:n_used], parent[:n_used]
     # XGBoost keeps a node's weight in float32 and shrinks it in float32 (NodeEntry::weight * learning_rate):
     # the same leaf values to the bit, so that margins, and the next round's gradients, are equal too
     weight = np.where((H >= mcw) & (H > 0), -G / (H + lam), 0.0)
-    tree = BoostedTree(np.array(feature, np.int32), np.array(threshold, np.float32), np.array(miss, np.bool_),
-                       np.array(left, np.int32), np.array(right, np.int32),
-                       weight.astype(np.float32) * np.float32(learning_rate), np.array(gain), H)
-    return prune(tree, np.array(parent), gamma, leaf_of_row)
+    tree = BoostedTree(feature, threshold, miss, left, right, weight.astype(np.float32) * np.float32(learning_rate),
+                       gain, H)
+    return prune(tree, parent, gamma, leaf_of_row)
 
 
 def prune(tree: BoostedTree, parent: np.ndarray, gamma: float, leaf_of_row: np.ndarray):
