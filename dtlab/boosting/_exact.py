@@ -118,12 +118,31 @@ def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_miss
     root = _leaf_gain32(g_node, h_node, lam)
     # XGBoost's order of candidates, the first of equal gains kept: missing right from the smallest value up
     # (only where the feature misses values), then missing left from the largest value down
+    mr_proxy, mr_nl = 0.0, 0
     if col_missing:
-        proxy, nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, False,
-                                 mcw, False, obuf, _ZERO32)
-        if nl > 0 and np.float32(proxy) - root > best:
-            best = np.float64(np.float32(proxy) - root)
-            thr = _midpoint(vals[s + nl - 1], vals[s + nl])
+        mr_proxy, mr_nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss,
+                                       False, mcw, False, obuf, _ZERO32)
+    ml_proxy, ml_nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, True,
+                                   mcw, True, obuf, _ZERO32)
+    return _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss,
+                   col_missing, root, mcw, lam)
+
+
+def _choose_candidate(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss,
+                      col_missing, root, mcw, lam):
+    """The best of a segment's candidates in XGBoost's order: (loss_chg, threshold, missing_left).
+
+    ``mr_*`` / ``ml_*``: the best proxy and left size of the "missing right" and "missing left" scans
+    (``nl <= 0``: none); ``root`` the node's own float32 gain.  A plain function: compiled here for the CPU
+    and by :mod:`._exact_cuda` as a CUDA device function, so both backends choose alike.
+    """
+    best = 0.0
+    thr = np.float32(0.0)
+    miss_left = True
+    if col_missing:
+        if mr_nl > 0 and np.float32(mr_proxy) - root > best:
+            best = np.float64(np.float32(mr_proxy) - root)
+            thr = _midpoint(vals[s + mr_nl - 1], vals[s + mr_nl])
             miss_left = False
         if has_miss and h_pres >= mcw and h_miss >= mcw:  # every present value left, the missing rows right
             chg = np.float64(_leaf_gain32(g_pres, h_pres, lam) + _leaf_gain32(g_miss, h_miss, lam) - root)
@@ -132,11 +151,9 @@ def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_miss
                 hi = vals[e - 1]
                 thr = hi + (abs(hi) + np.float32(RT_EPS))
                 miss_left = False
-    proxy, nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, True, mcw,
-                             True, obuf, _ZERO32)
-    if nl > 0 and np.float32(proxy) - root > best:
-        best = np.float64(np.float32(proxy) - root)
-        thr = _midpoint(vals[s + nl - 1], vals[s + nl])
+    if ml_nl > 0 and np.float32(ml_proxy) - root > best:
+        best = np.float64(np.float32(ml_proxy) - root)
+        thr = _midpoint(vals[s + ml_nl - 1], vals[s + ml_nl])
         miss_left = True
     if has_miss and h_pres >= mcw and h_miss >= mcw:  # every present value right, the missing rows left
         chg = np.float64(_leaf_gain32(g_miss, h_miss, lam) + _leaf_gain32(g_pres, h_pres, lam) - root)
@@ -146,6 +163,9 @@ def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_miss
             thr = lo - (abs(lo) + np.float32(RT_EPS))
             miss_left = True
     return best, thr, miss_left
+
+
+_choose = numba.njit(**NJIT)(_choose_candidate)
 
 
 @numba.njit(**NJIT)

@@ -16,7 +16,7 @@ one contiguous segment of every list, as on the CPU.  Three kernels:
                as :func:`~dtlab.greedy._scans._rank_prefix` does; thread 0 then
                combines both with the "all present values on one side"
                candidates in XGBoost's order and float32 arithmetic
-               (:func:`_choose`, :func:`._exact._best_split_segment`'s rules);
+               (:func:`._exact._choose_candidate`, shared with the CPU);
 ``mark``       each row of a splitting node starts on its default side, then the
                split feature's segment overwrites its present rows by ``x < thr``;
 ``partition``  one block per (splitting node, feature): a block-wide scan of the
@@ -46,56 +46,19 @@ from numba import cuda
 from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import compile_functions, cuda_device
 from ..greedy._scans import _split_proxy
-from ._exact import RT_EPS, _leaf_gain32, _midpoint, _reduce_splits
+from ._exact import _choose_candidate, _leaf_gain32, _midpoint, _reduce_splits
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128
 SIMULATOR_THREADS_PER_BLOCK = 8
 
 
-def _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss, col_missing,
-            root, mcw, lam):
-    """The best of a segment's candidates in XGBoost's order: (loss_chg, threshold, missing_left).
-
-    ``mr_*`` / ``ml_*``: the best proxy and left size of the "missing right" and
-    "missing left" scans (``nl <= 0``: none); the rest as in
-    :func:`._exact._best_split_segment`, whose comparisons this repeats.
-    """
-    best = 0.0
-    thr = np.float32(0.0)
-    miss_left = True
-    if col_missing:
-        if mr_nl > 0 and np.float32(mr_proxy) - root > best:
-            best = np.float64(np.float32(mr_proxy) - root)
-            thr = _midpoint(vals[s + mr_nl - 1], vals[s + mr_nl])
-            miss_left = False
-        if has_miss and h_pres >= mcw and h_miss >= mcw:
-            chg = np.float64(_leaf_gain32(g_pres, h_pres, lam) + _leaf_gain32(g_miss, h_miss, lam) - root)
-            if chg > best:
-                best = chg
-                hi = vals[e - 1]
-                thr = hi + (abs(hi) + np.float32(RT_EPS))
-                miss_left = False
-    if ml_nl > 0 and np.float32(ml_proxy) - root > best:
-        best = np.float64(np.float32(ml_proxy) - root)
-        thr = _midpoint(vals[s + ml_nl - 1], vals[s + ml_nl])
-        miss_left = True
-    if has_miss and h_pres >= mcw and h_miss >= mcw:
-        chg = np.float64(_leaf_gain32(g_miss, h_miss, lam) + _leaf_gain32(g_pres, h_pres, lam) - root)
-        if chg > best:
-            best = chg
-            lo = vals[s]
-            thr = lo - (abs(lo) + np.float32(RT_EPS))
-            miss_left = True
-    return best, thr, miss_left
-
-
 @functools.lru_cache(maxsize=4)
 def _kernels(tpb: int):
     """Compile the kernels for ``tpb`` threads per block (a power of two: the shared arrays' size)."""
-    dev = compile_functions([_split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose],
+    dev = compile_functions([_split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose_candidate],
                             cuda_device())
-    split_proxy, leaf_gain32, choose = dev["_split_proxy"], dev["_leaf_gain32"], dev["_choose"]
+    split_proxy, leaf_gain32, choose = dev["_split_proxy"], dev["_leaf_gain32"], dev["_choose_candidate"]
 
     @cuda.jit(device=True)
     def load_scan(rows, g, h, s, m, c0, buf_g, buf_h, tid):
