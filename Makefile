@@ -46,7 +46,7 @@ lint: $(STAMP)
 lab: setup
 	$(PY) scripts/lab.py
 
-## benchmarks against scikit-learn and the NumPy reference, per core and whole machine; ratios go to
+## benchmarks against the peers (scikit-learn, XGBoost, LightGBM, LIBLINEAR) and the NumPy reference, per core and whole machine; ratios go to
 ## figures/results.json and the README's results section
 bench: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab bench --scale $(SCALE)
