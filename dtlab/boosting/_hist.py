@@ -20,8 +20,11 @@ import numpy as np
 
 from ..greedy._scans import _rank_prefix
 from ._exact import PARALLEL_MIN_WORK, RT_EPS, _leaf_gain
-from ._pool import run_ranges, run_slices
+from ._pool import run_slices
 from .losses import NJIT
+
+#: Below this many rows to split, a level's rows are split serially.
+PARALLEL_MIN_ROWS = 1 << 16
 
 
 def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
@@ -30,10 +33,13 @@ def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
 
     At most ``max_bins - 2`` cuts (``max_bins - 1`` bins for present values):
     midpoints between neighbouring distinct values when they are few enough,
-    else quantiles of the values (from one sort: order statistics at equal
-    steps).
+    else quantiles of the values (order statistics at equal steps).
     """
-    srt = np.sort(np.asarray(values, np.float32))
+    return _edges_of_sorted(np.sort(np.asarray(values, np.float32)), max_bins)
+
+
+def _edges_of_sorted(srt: np.ndarray, max_bins: int) -> np.ndarray:
+    """:func:`bin_edges` of values already sorted (float32)."""
     if srt.shape[0] == 0:
         return np.empty(0, np.float32)
     new = np.empty(srt.shape[0], np.bool_)
@@ -51,27 +57,15 @@ def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
 
 
 @numba.njit(**NJIT)
-def _assign_bins(values, rows, cuts, out_row):
-    """``out_row[rows[i]]`` = number of cuts ``<= values[i]`` (uint8).
-
-    A branch-free binary search: the cuts padded with +inf to a power of two,
-    a fixed number of halvings, each a conditional move (the comparisons of
-    random values are mispredicted half the time as branches).
-    """
-    n_cuts = cuts.shape[0]
-    size = 1
-    while size < n_cuts + 1:
-        size <<= 1
-    padded = np.full(size, np.inf, np.float32)
-    padded[:n_cuts] = cuts
-    for i in range(values.shape[0]):
-        v = values[i]
-        lo = 0
-        step = size >> 1
-        while step > 0:
-            lo = lo + step if padded[lo + step - 1] <= v else lo
-            step >>= 1
-        out_row[rows[i]] = lo
+def _fill_bins(rows, starts, out_row):
+    """``out_row[rows[i]] = b`` for the positions ``starts[b - 1] <= i < starts[b]`` of a sorted column (the
+    bin of a value is the number of cuts ``<= value``; ``starts[b]`` is the first value ``>= cuts[b]``)."""
+    lo = 0
+    for b in range(starts.shape[0] + 1):
+        hi = starts[b] if b < starts.shape[0] else rows.shape[0]
+        for i in range(lo, hi):
+            out_row[rows[i]] = b
+        lo = hi
 
 
 @numba.njit(**NJIT)
@@ -162,34 +156,99 @@ def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh,
 
 
 @numba.njit(**NJIT)
-def _split_rows(j0, j1, w, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, order_out,
-                new_seg, tmp):
-    """The rows of the splitting nodes ``j0:j1`` to their children (left child first, row order kept), child
-    ``2 j`` from ``new_seg[2 j]`` on (set beforehand); scratch ``tmp[w]``.
+def _chunk(nseg, k, c, n_chunks):
+    """Chunk ``c`` of ``n_chunks`` of node ``k``'s segment of the row order: ``[a, b)``."""
+    s, e = nseg[k], nseg[k + 1]
+    return s + (e - s) * c // n_chunks, s + (e - s) * (c + 1) // n_chunks
 
-    Branch-free, as :func:`dtlab.boosting._exact._partition_slice`: every row
-    is written to the next left slot and to the next slot of ``tmp``, its side
-    moves one of the two cursors; the right rows are then copied after the left.
-    """
-    for j in range(j0, j1):
-        k = split_k[j]
+
+@numba.njit(**NJIT)
+def _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, goes_left,
+                n_left):
+    """Pass 1 of :func:`_split_rows`, chunk ``c`` of every splitting node: each row's side (``side[r]``, and
+    ``goes_left[i]`` at its position ``i`` in the order), the left rows counted in ``n_left[j, c]``."""
+    for j in range(split_k.shape[0]):
         f = split_f[j]
         sb = split_bin[j]
         ml = 1 if split_left[j] else 0
-        out = new_seg[2 * j]
-        t = 0
-        for i in range(nseg[k], nseg[k + 1]):
+        a, b = _chunk(nseg, split_k[j], c, n_chunks)
+        count = 0
+        for i in range(a, b):
             r = order[i]
-            b = bins[r, f]
-            left = ml if b == miss_bin else (1 if b <= sb else 0)
+            v = bins[r, f]
+            left = ml if v == miss_bin else (1 if v <= sb else 0)
             side[r] = left
-            order_out[out] = r
-            tmp[w, t] = r
-            out += left
-            t += 1 - left
-        new_seg[2 * j + 1] = out
-        for i in range(t):
-            order_out[out + i] = tmp[w, i]
+            goes_left[i] = left
+            count += left
+        n_left[j, c] = count
+
+
+@numba.njit(**NJIT)
+def _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out):
+    """Pass 2 of :func:`_split_rows`: chunk ``c``'s rows to their child's next slots (from ``left_at[j, c]``,
+    ``right_at[j, c]``), branch-free: the slot is a select, the side moves one of the two cursors."""
+    for j in range(split_k.shape[0]):
+        a, b = _chunk(nseg, split_k[j], c, n_chunks)
+        lo = left_at[j, c]
+        ro = right_at[j, c]
+        for i in range(a, b):
+            left = goes_left[i]
+            order_out[lo if left else ro] = order[i]
+            lo += left
+            ro += 1 - left
+
+
+@numba.njit(parallel=True, **NJIT)
+def _mark_parallel(n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, goes_left,
+                   n_left):
+    for c in numba.prange(n_chunks):
+        _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                    goes_left, n_left)
+
+
+@numba.njit(parallel=True, **NJIT)
+def _move_parallel(n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out):
+    for c in numba.prange(n_chunks):
+        _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
+
+
+@numba.njit(**NJIT)
+def _split_rows(n_chunks, parallel, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                order_out, new_seg, goes_left):
+    """The rows of the splitting nodes to their children, left child first, row order kept (a stable
+    partition): child ``2 j`` of the ``j``-th splitting node gets ``new_seg[2 j]:new_seg[2 j + 1]``,
+    child ``2 j + 1`` the rest up to ``new_seg[2 j + 2]`` (``new_seg[0::2]`` set beforehand).
+
+    Two passes over every node's segment cut into ``n_chunks`` chunks (in parallel when ``parallel``): the
+    sides and the left count per chunk, then each chunk's rows to slots that follow from the counts.  A
+    stable partition is unique, so the result does not depend on the chunks.
+    """
+    n_split = split_k.shape[0]
+    n_left = np.empty((n_split, n_chunks), np.int64)
+    if parallel:
+        _mark_parallel(n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                       goes_left, n_left)
+    else:
+        for c in range(n_chunks):
+            _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                        goes_left, n_left)
+    left_at = np.empty((n_split, n_chunks), np.int64)
+    right_at = np.empty((n_split, n_chunks), np.int64)
+    for j in range(n_split):
+        lo = new_seg[2 * j]
+        new_seg[2 * j + 1] = lo + n_left[j].sum()
+        ro = new_seg[2 * j + 1]
+        for c in range(n_chunks):
+            a, b = _chunk(nseg, split_k[j], c, n_chunks)
+            left_at[j, c] = lo
+            right_at[j, c] = ro
+            lo += n_left[j, c]
+            ro += b - a - n_left[j, c]
+    if parallel:
+        _move_parallel(n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
+    else:
+        for c in range(n_chunks):
+            _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
 
 
 @numba.njit(**NJIT)
@@ -225,11 +284,18 @@ def _choose_splits(f_gain, f_bin, f_left, cut_table, n_bins):
 
 
 def _bin_features(f0, f1, w, data, max_bins, binsT, cuts):
-    """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``."""
+    """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``.
+
+    One sort of each column gives both: the cuts are its order statistics and each bin a run of it.  (A
+    binary search per value took 3x longer than numpy's vectorised argsort here.)
+    """
     for f in range(f0, f1):
         s, e = data.indptr[f], data.indptr[f + 1]
-        cuts[f] = bin_edges(data.values[s:e], max_bins)
-        _assign_bins(data.values[s:e], data.indices[s:e], cuts[f], binsT[f])
+        values = data.values[s:e]
+        order = np.argsort(values)  # not stable: equal values share a bin whatever their order
+        srt = values[order]
+        cuts[f] = _edges_of_sorted(srt, max_bins)
+        _fill_bins(data.indices[s:e][order], np.searchsorted(srt, cuts[f], side="left"), binsT[f])
 
 
 class HistSearch:
@@ -261,7 +327,7 @@ class HistSearch:
         self.bufs = np.empty((3, n_workers, max_bins))
         self.order_buf = np.empty(n, np.int32)
         self._store = [None] * 4
-        self.tmp = np.empty((n_workers, n), np.int32)
+        self.goes_left = np.empty(n, np.uint8)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         n = g.shape[0]
@@ -310,11 +376,11 @@ class HistSearch:
         new_seg = np.empty(2 * n_split + 1, np.int64)
         new_seg[0] = 0
         np.cumsum(self.nseg[split_k + 1] - self.nseg[split_k], out=new_seg[2::2])
-        # the splitting nodes cut into contiguous runs of about equal rows, one per worker
-        n_workers = 1  # serial: short, and between two OpenMP regions
-        cuts = np.searchsorted(new_seg[2::2], new_seg[-1] * np.arange(1, n_workers) / n_workers, side="right")
-        run_ranges(_split_rows, [0, *cuts.tolist(), n_split], self.bins, self.order, self.nseg, split_k, split_f,
-                   self.split_bin[split_k], split_left, self.miss_bin, side, self.order_buf, new_seg, self.tmp)
+        # parallel only where the rows are many: a parallel region costs more than splitting a few thousand
+        parallel = self.parallel and new_seg[-1] >= PARALLEL_MIN_ROWS
+        n_chunks = self.n_workers if parallel else 1
+        _split_rows(n_chunks, parallel, self.bins, self.order, self.nseg, split_k, split_f, self.split_bin[split_k],
+                    split_left, self.miss_bin, side, self.order_buf, new_seg, self.goes_left)
         self.order, self.order_buf = self.order_buf, self.order
         self.nseg = new_seg
         if last:

@@ -90,3 +90,31 @@ def test_hist_accuracy_close_to_exact_on_continuous_data(rng):
         m = GBDTClassifier(n_estimators=20, max_depth=4, split_method=method, max_bins=64).fit(X[tr], y[tr])
         auc[method] = roc_auc_score(y[~tr], m.predict_proba(X[~tr])[:, 1])
     assert abs(auc["exact"] - auc["hist"]) < 0.01
+
+
+@pytest.mark.parametrize("n_chunks,parallel", [(1, False), (3, False), (3, True), (7, True)])
+def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, parallel):
+    from dtlab.boosting._hist import _split_rows
+
+    n, d, miss_bin = 500, 3, 15
+    bins = rng.integers(0, 16, size=(n, d)).astype(np.uint8)  # bin 15: missing
+    order = rng.permutation(n).astype(np.int32)
+    nseg = np.array([0, 120, 120, 300, n], np.int64)  # four nodes, the second empty
+    split_k = np.array([0, 1, 3], np.int64)  # node 2 stops splitting
+    split_f = np.array([2, 0, 1], np.int64)
+    split_bin = np.array([6, 3, 10], np.int64)
+    split_left = np.array([True, False, False])
+    side = np.full(n, 9, np.uint8)
+    order_out = np.full(n, -1, np.int32)
+    new_seg = np.zeros(2 * split_k.size + 1, np.int64)
+    np.cumsum(nseg[split_k + 1] - nseg[split_k], out=new_seg[2::2])
+    _split_rows(n_chunks, parallel, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                order_out, new_seg, np.empty(n, np.uint8))
+    for j, (k, f, b, ml) in enumerate(zip(split_k, split_f, split_bin, split_left)):
+        rows = order[nseg[k]:nseg[k + 1]]
+        v = bins[rows, f]
+        goes_left = np.where(v == miss_bin, ml, v <= b)
+        np.testing.assert_array_equal(side[rows], goes_left.astype(np.uint8))
+        expected = np.concatenate([rows[goes_left], rows[~goes_left]])  # each side in the parent's order
+        np.testing.assert_array_equal(order_out[new_seg[2 * j]:new_seg[2 * j + 2]], expected)
+        assert new_seg[2 * j + 1] - new_seg[2 * j] == goes_left.sum()
