@@ -61,28 +61,32 @@ def _midpoint(lo, hi):
 
 
 @numba.njit(**NJIT)
-def _prefix_through_rows(rows, g, h, s, e, gbuf, hbuf):
-    """Prefix sums of the gradients of the rows ``rows[s:e]``, read through the row ids: (G, H) of the segment."""
+def _prefix_through_rows(rows, gh, s, e, gbuf, hbuf):
+    """Prefix sums of the gradients of the rows ``rows[s:e]``, read through the row ids: (G, H) of the segment.
+
+    ``gh`` (n_samples, 2) float32 holds each row's g and h side by side: the rows come in random order, and
+    one cache line per row instead of two is 20% faster on lists larger than the cache.
+    """
     acc_g = 0.0
     acc_h = 0.0
     for i in range(e - s):
         r = rows[s + i]
-        acc_g += g[r]
-        acc_h += h[r]
+        acc_g += gh[r, 0]
+        acc_h += gh[r, 1]
         gbuf[i] = acc_g
         hbuf[i] = acc_h
     return acc_g, acc_h
 
 
 @numba.njit(**NJIT)
-def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_missing, lam, mcw, gbuf, hbuf, obuf):
+def _best_split_segment(vals, rows, gh, s, e, g_node, h_node, n_node, col_missing, lam, mcw, gbuf, hbuf, obuf):
     """Best split of one node on one feature, from the node's segment ``[s, e)`` of the feature's list.
 
     Parameters
     ----------
     vals : float32 array (nnz,), sorted on ``[s, e)``
     rows : int32 array (nnz,), the row of each entry
-    g, h : float32 arrays (n_samples,), gradients and hessians per row
+    gh : float32 array (n_samples, 2), gradient and hessian of each row
     s, e : int
     g_node, h_node : float64
         Sums over every row of the node (present or missing).
@@ -106,7 +110,7 @@ def _best_split_segment(vals, rows, g, h, s, e, g_node, h_node, n_node, col_miss
     m = e - s
     if m == 0:
         return best, thr, miss_left
-    g_pres, h_pres = _prefix_through_rows(rows, g, h, s, e, gbuf, hbuf)
+    g_pres, h_pres = _prefix_through_rows(rows, gh, s, e, gbuf, hbuf)
     g_miss = 0.0
     h_miss = 0.0
     has_miss = m < n_node
@@ -169,13 +173,13 @@ _choose = numba.njit(**NJIT)(_choose_candidate)
 
 
 @numba.njit(**NJIT)
-def _find_splits_slice(f0, f1, slot, seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam,
+def _find_splits_slice(f0, f1, slot, seg, n_nodes, vals, rows, gh, node_g, node_h, node_n, col_missing, lam,
                        mcw, bufs, f_gain, f_thr, f_left):
     """Best split of every node on the features ``f0:f1`` (one worker's slice), scratch ``bufs[:, slot]``."""
     for f in range(f0, f1):
         for k in range(n_nodes):
             f_gain[f, k], f_thr[f, k], f_left[f, k] = _best_split_segment(
-                vals, rows, g, h, seg[f, k], seg[f, k + 1], node_g[k], node_h[k], node_n[k], col_missing[f],
+                vals, rows, gh, seg[f, k], seg[f, k + 1], node_g[k], node_h[k], node_n[k], col_missing[f],
                 lam, mcw, bufs[0, slot], bufs[1, slot], bufs[2, slot])
 
 
@@ -218,27 +222,45 @@ def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, s
 
 @numba.njit(**NJIT)
 def _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg,
-                     tmp_rows, tmp_vals):
+                     tmp_rows, tmp_vals, child_n):
     """Stable partition of the lists ``f0:f1`` into the children's segments, left child first.
 
     Child ``2 j`` (left) and ``2 j + 1`` (right) of the ``j``-th splitting node
     get ``new_seg[f, 2 j]:new_seg[f, 2 j + 1]`` and ``new_seg[f, 2 j + 1]:new_seg[f, 2 j + 2]``;
-    the rows of nodes that stop splitting drop out of the lists.
+    the rows of nodes that stop splitting drop out of the lists.  ``child_n``: rows of each child.
 
     Branch-free, as the greedy trees' :func:`dtlab.greedy._presort._partition_feature`:
-    every entry is written to the next left slot of the output and to the next
-    slot of the scratch row ``slot``, and its side moves one of the two
-    cursors; the right entries are then copied after the left ones.  Which rows
-    go left looks random in any other feature's order, so a branch would be
-    mispredicted half the time.
+    which rows go left looks random in any other feature's order, so a branch
+    would be mispredicted half the time; the side selects the slot instead.
+    Where the node misses no value of the feature, its left child's entries
+    are its left rows, ``child_n[2 j]``: each entry goes straight to the next
+    slot of its side.  Otherwise every entry is written to the next left slot
+    and to the next slot of the scratch row ``slot``, its side moves one of the
+    two cursors, and the right entries are copied after the left ones.
     """
     n_split = split_k.shape[0]
+    tr = tmp_rows[slot]  # 1-d views: a 2-d index per entry costs a fifth of the loop
+    tv = tmp_vals[slot]
     for f in range(f0, f1):
         out = indptr[f]
         for j in range(n_split):
             s = seg[f, split_k[j]]
             e = seg[f, split_k[j] + 1]
             new_seg[f, 2 * j] = out
+            if e - s == child_n[2 * j] + child_n[2 * j + 1]:  # every row of the node is in the list
+                lo = out
+                ro = out + child_n[2 * j]
+                for i in range(s, e):
+                    r = rows[i]
+                    left = side[r]
+                    at = lo if left else ro
+                    rows_out[at] = r
+                    vals_out[at] = vals[i]
+                    lo += left
+                    ro += 1 - left
+                new_seg[f, 2 * j + 1] = out + child_n[2 * j]
+                out = ro
+                continue
             t = 0
             for i in range(s, e):
                 r = rows[i]
@@ -246,32 +268,32 @@ def _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_
                 v = vals[i]
                 rows_out[out] = r
                 vals_out[out] = v
-                tmp_rows[slot, t] = r
-                tmp_vals[slot, t] = v
+                tr[t] = r
+                tv[t] = v
                 out += left
                 t += 1 - left
             new_seg[f, 2 * j + 1] = out
             for i in range(t):
-                rows_out[out + i] = tmp_rows[slot, i]
-                vals_out[out + i] = tmp_vals[slot, i]
+                rows_out[out + i] = tr[i]
+                vals_out[out + i] = tv[i]
             out += t
         new_seg[f, 2 * n_split] = out
 
 
 @numba.njit(**NJIT)
 def _partition_find_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg,
-                          tmp_rows, tmp_vals, n_nodes, g, h, node_g, node_h, node_n, col_missing, lam, mcw, bufs,
+                          tmp_rows, tmp_vals, n_nodes, gh, node_g, node_h, node_n, col_missing, lam, mcw, bufs,
                           f_gain, f_thr, f_left):
     """:func:`_partition_slice` of the lists ``f0:f1`` into the children's segments, then
     :func:`_find_splits_slice` of the children on the same lists: one dispatch per worker and level."""
     _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows,
-                     tmp_vals)
-    _find_splits_slice(f0, f1, slot, new_seg, n_nodes, vals_out, rows_out, g, h, node_g, node_h, node_n,
+                     tmp_vals, node_n)
+    _find_splits_slice(f0, f1, slot, new_seg, n_nodes, vals_out, rows_out, gh, node_g, node_h, node_n,
                        col_missing, lam, mcw, bufs, f_gain, f_thr, f_left)
 
 
 @numba.njit(parallel=True, **NJIT)
-def _level(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals, n_nodes, g, h,
+def _level(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, tmp_rows, tmp_vals, n_nodes, gh,
            node_g, node_h, node_n, col_missing, lam, mcw, bufs, f_gain, f_thr, f_left, n_workers, partition):
     """A level on ``n_workers`` threads, the features cut into slices (worker ``w`` in scratch slot ``w``): each
     partitions its lists (when ``partition``; else ``seg`` is already the level's), then scans them.  One
@@ -283,10 +305,10 @@ def _level(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, 
         f1 = (w + 1) * d // n_workers
         if partition:
             _partition_find_slice(f0, f1, w, indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg,
-                                  tmp_rows, tmp_vals, n_nodes, g, h, node_g, node_h, node_n, col_missing, lam, mcw,
+                                  tmp_rows, tmp_vals, n_nodes, gh, node_g, node_h, node_n, col_missing, lam, mcw,
                                   bufs, f_gain, f_thr, f_left)
         else:
-            _find_splits_slice(f0, f1, w, seg, n_nodes, vals, rows, g, h, node_g, node_h, node_n, col_missing, lam,
+            _find_splits_slice(f0, f1, w, seg, n_nodes, vals, rows, gh, node_g, node_h, node_n, col_missing, lam,
                                mcw, bufs, f_gain, f_thr, f_left)
 
 
@@ -321,7 +343,7 @@ class ExactSearch:
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         """This round's gradients; the root is each whole list."""
-        self.g, self.h = g, h
+        self.gh = np.stack([g, h], axis=1).astype(np.float32)
         self.lists = (self.rows0, self.vals0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
@@ -337,7 +359,7 @@ class ExactSearch:
         f_thr = np.empty((d, n_nodes), np.float32)
         f_left = np.empty((d, n_nodes), np.bool_)
         rows, vals = self.lists
-        find_args = (n_nodes, self.g, self.h, node_g, node_h, node_n, self.col_missing, lam, mcw, self.bufs,
+        find_args = (n_nodes, self.gh, node_g, node_h, node_n, self.col_missing, lam, mcw, self.bufs,
                      f_gain, f_thr, f_left)
         partition = self.pending is not None
         if partition:

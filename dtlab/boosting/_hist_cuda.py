@@ -28,7 +28,7 @@ from numba import cuda
 
 from .._cuda_blocks import block_argmax
 from .._jit import compile_functions, cuda_device
-from ..greedy._scans import _rank_prefix
+from ..greedy._scans import _largest, _rank_prefix
 from ._exact import RT_EPS, _leaf_gain
 from ._hist import HistSearch, _best_bin_split
 
@@ -37,7 +37,8 @@ REDUCE_TPB = 32
 
 @functools.lru_cache(maxsize=None)
 def _kernels():
-    dev = compile_functions([_leaf_gain.py_func, _rank_prefix.py_func, _best_bin_split.py_func], cuda_device())
+    dev = compile_functions([_leaf_gain.py_func, _largest.py_func, _rank_prefix.py_func, _best_bin_split.py_func],
+                            cuda_device())
     best_bin_split = dev["_best_bin_split"]
 
     @cuda.jit

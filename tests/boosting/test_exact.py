@@ -60,7 +60,7 @@ def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
         pres = np.flatnonzero(~np.isnan(x))
         rows, vals = presort_columns(np.array([0, len(pres)]), pres.astype(np.int32), x[pres])
         col_missing = len(pres) < n
-        got = _best_split_segment(vals, rows, g, h, 0, len(pres), float(g.sum(dtype=np.float64)),
+        got = _best_split_segment(vals, rows, np.stack([g, h], axis=1), 0, len(pres), float(g.sum(dtype=np.float64)),
                                   float(h.sum(dtype=np.float64)), n, col_missing, lam, mcw, np.empty(n), np.empty(n),
                                   np.empty(n))
         ref = _reference_split(x, g, h, lam, mcw, col_missing)
