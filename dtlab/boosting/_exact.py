@@ -32,11 +32,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..greedy._presort import presort_columns
 from ..greedy._scans import _rank_prefix
+from ._pool import run_slices
 from .losses import NJIT
 
 #: XGBoost's kRtEps: a split must improve the loss by more than this.
 RT_EPS = 1e-6
+#: Entries per chunk of :func:`_rank_complete`.
+SCAN_CHUNK = 4096
 #: Below this many list entries a fit runs its kernels serially.
 PARALLEL_MIN_WORK = 1 << 18
 _ZERO32 = np.float32(0.0)
@@ -110,16 +114,18 @@ def _best_split_segment(vals, rows, gh, s, e, g_node, h_node, n_node, col_missin
     m = e - s
     if m == 0:
         return best, thr, miss_left
-    g_pres, h_pres = _prefix_through_rows(rows, gh, s, e, gbuf, hbuf)
-    g_miss = 0.0
-    h_miss = 0.0
-    has_miss = m < n_node
-    if has_miss:  # exact zeros without missing rows: no rounding noise on the missing side
-        g_miss = g_node - g_pres
-        h_miss = h_node - h_pres
     # XGBoost's arithmetic (split_evaluator.h, updater_colmaker.cc): every gain in float32, the node's own
     # (root_gain) too, and loss_chg = float32(children - root); it decides near-ties and splits near RT_EPS
     root = _leaf_gain32(g_node, h_node, lam)
+    has_miss = m < n_node
+    if not has_miss:
+        mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres = _rank_complete(vals, rows, gh, s, m, g_node, h_node,
+                                                                          col_missing, lam, mcw, gbuf, hbuf, obuf)
+        return _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, 0.0, 0.0, False,
+                       col_missing, root, mcw, lam)
+    g_pres, h_pres = _prefix_through_rows(rows, gh, s, e, gbuf, hbuf)
+    g_miss = g_node - g_pres
+    h_miss = h_node - h_pres
     # XGBoost's order of candidates, the first of equal gains kept: missing right from the smallest value up
     # (only where the feature misses values), then missing left from the largest value down
     mr_proxy, mr_nl = 0.0, 0
@@ -130,6 +136,50 @@ def _best_split_segment(vals, rows, gh, s, e, g_node, h_node, n_node, col_missin
                                    mcw, True, obuf, _ZERO32)
     return _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss,
                    col_missing, root, mcw, lam)
+
+
+@numba.njit(**NJIT)
+def _rank_complete(vals, rows, gh, s, m, g_node, h_node, col_missing, lam, mcw, gbuf, hbuf, obuf):
+    """The two rankings of :func:`_best_split_segment` on a segment that holds every row of its node.
+
+    The totals are the node's, known before the scan, so the segment is taken
+    in chunks of :data:`SCAN_CHUNK` entries: each chunk's prefix sums (carried
+    on from the chunk before) are ranked while still in the cache, instead of
+    a whole segment's sums written out and read back (16% faster on 500,000
+    entries).  Without missing rows both directions rank the same sums; as in
+    :func:`_best_split_segment`, "missing right" keeps the first of equal
+    proxies (only where the feature misses values somewhere), "missing left" the last.
+
+    Returns
+    -------
+    mr_proxy, mr_nl, ml_proxy, ml_nl : the best proxy and left size per direction (``nl <= 0``: none)
+    g_pres, h_pres : the segment's sums
+    """
+    acc_g = 0.0
+    acc_h = 0.0
+    mr_proxy, mr_nl = -np.inf, -1
+    ml_proxy, ml_nl = -np.inf, -1
+    for c0 in range(0, m, SCAN_CHUNK):
+        c1 = min(c0 + SCAN_CHUNK, m)
+        for i in range(c1 - c0):
+            r = rows[s + c0 + i]
+            acc_g += gh[r, 0]
+            acc_h += gh[r, 1]
+            gbuf[i] = acc_g
+            hbuf[i] = acc_h
+        # positions 1 .. c1 - c0 of the chunk (left sizes c0 + 1 .. c1), the entry after it for the tie test;
+        # the last chunk has no entry after it, nor the candidate "every row left"
+        span = c1 - c0 + 1 if c1 < m else c1 - c0
+        if col_missing:
+            p, nl = _rank_prefix(vals, s + c0, span, gbuf, hbuf, g_node, h_node, 1, lam, _ZERO32, 0.0, 0.0, False,
+                                 mcw, False, obuf, _ZERO32)
+            if nl > 0 and p > mr_proxy:
+                mr_proxy, mr_nl = p, c0 + nl
+        p, nl = _rank_prefix(vals, s + c0, span, gbuf, hbuf, g_node, h_node, 1, lam, _ZERO32, 0.0, 0.0, True, mcw,
+                             True, obuf, _ZERO32)
+        if nl > 0 and p >= ml_proxy:
+            ml_proxy, ml_nl = p, c0 + nl
+    return mr_proxy, mr_nl, ml_proxy, ml_nl, acc_g, acc_h
 
 
 def _choose_candidate(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss,
@@ -202,7 +252,8 @@ def _mark_sides(seg, rows, vals, split_k, split_f, split_thr, split_left, pos, s
 
     Rows start on their node's missing side, then each splitting node's
     segment of its feature (its present values) overwrites them by ``x < thr``.
-    Serial: O(n), and a parallel launch costs more than that on a busy machine.
+    Serial: O(n), and in parallel chunks (two more OpenMP regions per level) the whole fit was slower
+    (500,000 x 28 rows, 2 threads: 19.7 s against 15.6 s).
     """
     n_split = split_k.shape[0]
     which = np.full(seg.shape[1], -1, np.int64)
@@ -312,6 +363,12 @@ def _level(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, 
                                mcw, bufs, f_gain, f_thr, f_left)
 
 
+def _presort_features(f0, f1, w, data, argsort, rows, vals):
+    """The sorted lists of the features ``f0:f1`` (one worker's slice) into their part of ``rows``, ``vals``."""
+    a, b = data.indptr[f0], data.indptr[f1]
+    rows[a:b], vals[a:b] = presort_columns(data.indptr[f0:f1 + 1] - a, data.indices[a:b], data.values[a:b], argsort)
+
+
 class ExactSearch:
     """The exact split finder of one fit: the sorted lists and their double buffers.
 
@@ -322,17 +379,18 @@ class ExactSearch:
     """
 
     def __init__(self, data, n_workers: int):
-        from ..greedy._presort import presort_columns
         from ._sort import DEFAULT_SORT, SORTS
 
         self.indptr = data.indptr
-        self.rows0, self.vals0 = presort_columns(data.indptr, data.indices, data.values, SORTS[DEFAULT_SORT])
-        self.col_missing = np.diff(data.indptr) < data.n_samples
-        nnz = self.rows0.shape[0]
+        nnz = int(data.indptr[-1])
         self.n_workers = n_workers
         # a parallel region costs tens of microseconds on a quiet machine and milliseconds on a busy one:
         # small lists are scanned serially
         self.parallel = n_workers > 1 and nnz >= PARALLEL_MIN_WORK
+        self.rows0, self.vals0 = np.empty(nnz, np.int32), np.empty(nnz, np.float32)
+        run_slices(_presort_features, data.n_features, n_workers if self.parallel else 1, data, SORTS[DEFAULT_SORT],
+                   self.rows0, self.vals0)
+        self.col_missing = np.diff(data.indptr) < data.n_samples
         self.buffers = [(np.empty(nnz, np.int32), np.empty(nnz, np.float32)) for _ in range(2)]
         n = max(data.n_samples, 1)
         self.bufs = np.empty((3, n_workers, n))

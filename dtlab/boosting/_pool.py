@@ -1,5 +1,5 @@
-"""Worker threads for the histogram search's binning (once per fit): plain Python threads over ``nogil``
-kernels.
+"""Worker threads for the once-per-fit preparations (the histogram search's binning, the exact search's
+presort): plain Python threads over ``nogil`` kernels and numpy sorts (which release the GIL).
 
 A level's work is cut into as many feature slices as workers; the calling
 thread runs slice 0 and pool threads the others, each a serial numba kernel

@@ -79,6 +79,38 @@ def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
     assert n_found > 10
 
 
+@pytest.mark.parametrize("col_missing", [False, True])
+@pytest.mark.parametrize("mcw", [0.0, 3.0])
+@pytest.mark.parametrize("resolution", [400, 4000])
+def test_segment_longer_than_a_scan_chunk_matches_the_reference(rng, col_missing, mcw, resolution):
+    """A node with every row present is ranked chunk by chunk (_rank_complete): the best split over
+    several chunks, ties (runs of equal values) across chunk borders included, is the brute force one."""
+    from dtlab.boosting._exact import SCAN_CHUNK
+
+    n = 2 * SCAN_CHUNK + 1234
+    x = (np.round(rng.normal(size=n) * resolution) / resolution).astype(np.float32)  # long ties, or a few
+    g = rng.normal(size=n).astype(np.float32)
+    h = rng.uniform(0.1, 1.0, size=n).astype(np.float32)
+    rows, vals = presort_columns(np.array([0, n]), np.arange(n, dtype=np.int32), x)
+    got = _best_split_segment(vals, rows, np.stack([g, h], axis=1), 0, n, float(g.sum(dtype=np.float64)),
+                              float(h.sum(dtype=np.float64)), n, col_missing, 1.0, mcw, np.empty(n), np.empty(n),
+                              np.empty(n))
+    ref = _reference_split(x, g, h, 1.0, mcw, col_missing)
+    ulp = float(np.spacing(np.float32(max(abs(float(g.sum())) ** 2, 1.0))))
+    assert ref[1] is not None and abs(got[0] - ref[0]) <= 4 * ulp
+    # the threshold returned is the cut whose gain was reported (an entry off at a chunk border would not be)
+    left = x < got[1]
+    assert left.any() and not left.all()
+
+    def gain32(a, b):
+        return np.float32(a * a) / np.float32(b + 1.0)
+
+    gl, hl = g[left].sum(dtype=np.float64), h[left].sum(dtype=np.float64)
+    gr, hr = g.sum(dtype=np.float64) - gl, h.sum(dtype=np.float64) - hl
+    own = float(gain32(gl, hl) + gain32(gr, hr) - gain32(gl + gr, hl + hr))
+    assert abs(own - got[0]) <= 4 * ulp
+
+
 XGB_COMMON = dict(tree_method="exact", max_depth=4, learning_rate=0.3, reg_lambda=1.0, min_child_weight=1.0,
                   n_estimators=8, n_jobs=2)
 
@@ -150,3 +182,19 @@ def test_regularisation_parameters_match_xgboost(rng, reg_lambda, min_child_weig
     for t in range(6):
         assert_same_tree(ours.trees_[t], xgb_tree_nodes(booster, t), X)
     np.testing.assert_allclose(ours.predict_proba(X), peer.predict_proba(X), atol=1e-5)
+
+
+def test_parallel_presort_equals_the_serial_one(rng):
+    """Above PARALLEL_MIN_WORK entries the features are presorted on worker threads: the same lists."""
+    from dtlab.boosting._exact import PARALLEL_MIN_WORK, ExactSearch
+    from dtlab.boosting.grower import ColumnData
+
+    n, d = 12_000, 30
+    assert n * d >= PARALLEL_MIN_WORK
+    X = np.round(rng.normal(size=(n, d)) * 50).astype(np.float32)
+    X[rng.random((n, d)) < 0.1] = np.nan
+    data = ColumnData.from_input(X)
+    one, two = ExactSearch(data, 1), ExactSearch(data, 2)
+    assert two.parallel and not one.parallel
+    np.testing.assert_array_equal(one.rows0, two.rows0)
+    np.testing.assert_array_equal(one.vals0, two.vals0)
