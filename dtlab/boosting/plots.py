@@ -80,9 +80,14 @@ def peer_captions(results: dict[str, Any]) -> dict[str, str]:
     for c in results["comparisons"]:
         if c["dataset"] == "synthetic":
             parts.append(f"{c['dtlab']} vs {c['peer_name']}: {speedup(c['speedup'])} {MODE_WORDS[c['mode']]}")
+    rows = next((c["n_samples"] for c in results["comparisons"] if c["dataset"] == "synthetic"), None)
+    goals = results.get("goals", {})
+    goal_text = ("; ".join(f"{name}: {'met' if ok else 'missed'}" for name, ok in goals.items())
+                 + f" (the issue sets them at 500,000 rows; this run: {rows:,} rows)") if goals and rows else ""
     load = results.get("load_average_before")
     return {"boosting_time_per_tree": "Time per tree, depth 6, 40 trees (speedup = peer time / dtlab time, "
                                       "same threads both sides). Synthetic: " + "; ".join(parts)
+                                      + (f". Goals: {goal_text}" if goal_text else "")
                                       + (f". Load average before the run: {load[0]}" if load else "")}
 
 

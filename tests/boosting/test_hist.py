@@ -118,3 +118,18 @@ def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, p
         expected = np.concatenate([rows[goes_left], rows[~goes_left]])  # each side in the parent's order
         np.testing.assert_array_equal(order_out[new_seg[2 * j]:new_seg[2 * j + 2]], expected)
         assert new_seg[2 * j + 1] - new_seg[2 * j] == goes_left.sum()
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_bins_are_the_number_of_cuts_at_or_below_each_value(rng, n_workers):
+    n = 3_000
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 5, size=n), np.round(rng.normal(size=n), 1),
+                         np.full(n, 2.5)]).astype(np.float32)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    search = HistSearch(ColumnData.from_input(X), n_workers, 64)
+    for f in range(X.shape[1]):
+        x = X[:, f]
+        cuts = bin_edges(x[~np.isnan(x)], 64)
+        np.testing.assert_array_equal(search.cuts[f], cuts)
+        expected = np.where(np.isnan(x), 63, np.searchsorted(cuts, np.nan_to_num(x), side="right"))
+        np.testing.assert_array_equal(search.bins[:, f], expected)
