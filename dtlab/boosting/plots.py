@@ -80,7 +80,7 @@ def peer_captions(results: dict[str, Any]) -> dict[str, str]:
     for c in results["comparisons"]:
         if c["dataset"] == "synthetic":
             parts.append(f"{c['dtlab']} vs {c['peer_name']}: {speedup(c['speedup'])} {MODE_WORDS[c['mode']]}")
-    rows = next((c["n_samples"] for c in results["comparisons"] if c["dataset"] == "synthetic"), None)
+    rows = next((c.get("n_samples") for c in results["comparisons"] if c["dataset"] == "synthetic"), None)
     goals = results.get("goals", {})
     goal_text = ("; ".join(f"{name}: {'met' if ok else 'missed'}" for name, ok in goals.items())
                  + f" (the issue sets them at 500,000 rows; this run: {rows:,} rows)") if goals and rows else ""

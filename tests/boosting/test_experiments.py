@@ -34,7 +34,12 @@ def test_time_per_tree_and_comparisons_state_threads():
     assert fig.axes[0].get_yscale() == "log"
     caption = plots.peer_captions({"comparisons": [dict(c, dataset="synthetic") for c in comps],
                                    "load_average_before": [1.0, 1.0, 1.0]})
-    assert "per core" in caption["boosting_time_per_tree"]
+    assert "per core" in caption["boosting_time_per_tree"] and "Goals" not in caption["boosting_time_per_tree"]
+    goals = {"dtlab exact / XGBoost exact time <= 0.33 (per_core)": True,
+             "dtlab hist / LightGBM time <= 1.2 (whole_machine)": False}
+    caption = plots.peer_captions({"comparisons": [dict(c, dataset="synthetic", n_samples=400) for c in comps],
+                                   "goals": goals})["boosting_time_per_tree"]
+    assert "(per_core): met" in caption and "(whole_machine): missed" in caption and "400 rows" in caption
 
 
 def test_worker_scaling_rows():
