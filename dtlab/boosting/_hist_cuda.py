@@ -28,7 +28,8 @@ from numba import cuda
 
 from .._cuda_blocks import block_argmax
 from .._jit import compile_functions, cuda_device
-from ..greedy._scans import _largest, _rank_prefix
+from ..greedy._reductions import _largest
+from ..greedy._scans import _rank_prefix
 from ._exact import RT_EPS, _leaf_gain
 from ._hist import HistSearch, _best_bin_split
 
