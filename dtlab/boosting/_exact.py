@@ -65,14 +65,13 @@ def _midpoint(lo, hi):
 
 
 @numba.njit(**NJIT)
-def _prefix_through_rows(rows, gh, s, e, gbuf, hbuf):
-    """Prefix sums of the gradients of the rows ``rows[s:e]``, read through the row ids: (G, H) of the segment.
+def _prefix_through_rows(rows, gh, s, e, gbuf, hbuf, acc_g, acc_h):
+    """Prefix sums of the gradients of the rows ``rows[s:e]``, read through the row ids, carried on from
+    ``acc_g, acc_h`` (0.0 for a segment's start): the sums through the last row.
 
     ``gh`` (n_samples, 2) float32 holds each row's g and h side by side: the rows come in random order, and
     one cache line per row instead of two is 20% faster on lists larger than the cache.
     """
-    acc_g = 0.0
-    acc_h = 0.0
     for i in range(e - s):
         r = rows[s + i]
         acc_g += gh[r, 0]
@@ -123,7 +122,7 @@ def _best_split_segment(vals, rows, gh, s, e, g_node, h_node, n_node, col_missin
                                                                           col_missing, lam, mcw, gbuf, hbuf, obuf)
         return _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, 0.0, 0.0, False,
                        col_missing, root, mcw, lam)
-    g_pres, h_pres = _prefix_through_rows(rows, gh, s, e, gbuf, hbuf)
+    g_pres, h_pres = _prefix_through_rows(rows, gh, s, e, gbuf, hbuf, 0.0, 0.0)
     g_miss = g_node - g_pres
     h_miss = h_node - h_pres
     # XGBoost's order of candidates, the first of equal gains kept: missing right from the smallest value up
@@ -154,12 +153,7 @@ def _rank_complete(vals, rows, gh, s, m, g_node, h_node, col_missing, lam, mcw, 
     ml_proxy, ml_nl = -np.inf, -1
     for c0 in range(0, m, SCAN_CHUNK):
         c1 = min(c0 + SCAN_CHUNK, m)
-        for i in range(c1 - c0):
-            r = rows[s + c0 + i]
-            acc_g += gh[r, 0]
-            acc_h += gh[r, 1]
-            gbuf[i] = acc_g
-            hbuf[i] = acc_h
+        acc_g, acc_h = _prefix_through_rows(rows, gh, s + c0, s + c1, gbuf, hbuf, acc_g, acc_h)
         # positions 1 .. c1 - c0 of the chunk (left sizes c0 + 1 .. c1), the entry after it for the tie test;
         # the last chunk has no entry after it, nor the candidate "every row left"
         span = c1 - c0 + 1 if c1 < m else c1 - c0
@@ -394,7 +388,7 @@ class ExactSearch:
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         """This round's gradients; the root is each whole list."""
-        self.gh = np.stack([g, h], axis=1).astype(np.float32)
+        self.gh = np.stack([g, h], axis=1).astype(np.float32, copy=False)  # g, h are float32 already
         self.lists = (self.rows0, self.vals0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
