@@ -65,6 +65,10 @@ def chess_runs(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence[int] 
     **gdt_params
         Passed to GDTClassifier (e.g. ``max_generations``, ``backend``).
 
+    Interrupting the kernel stops the whole sweep, not just the run it lands in
+    (GDT keeps that run's best tree): the tables hold the runs so far, the last
+    with ``stop_reason`` ``"interrupted"``.
+
     Returns
     -------
     runs : DataFrame, one row per run
@@ -107,6 +111,8 @@ def chess_runs(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence[int] 
                              "fit_seconds": fit_seconds, "threads": numba.get_num_threads(),
                              "stop_reason": clf.stop_reason_})
                 histories.append(h.assign(n_samples=n, noise_attrs=noise, seed=seed))
+                if clf.stop_reason_ == "interrupted":  # GDT swallowed the Ctrl-C; the sweep must not go on
+                    return pd.DataFrame(runs), pd.concat(histories, ignore_index=True)
     return pd.DataFrame(runs), pd.concat(histories, ignore_index=True)
 
 
@@ -130,6 +136,13 @@ def live_convergence(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence
     Returns
     -------
     DataFrame : the whole history.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When the kernel is interrupted, after ``on_update`` has been handed the
+        history so far: the sweep stops, and a panel (:func:`dtlab.widgets.run_panel`)
+        reports the interruption instead of a finished run.
     """
     import pandas as pd
 
@@ -157,6 +170,8 @@ def live_convergence(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence
                 records.insert(len(records) - clf.n_generations_, {**first, "n_samples": n, "noise_attrs": noise,
                                                                     "seed": seed})
                 show()
+                if clf.stop_reason_ == "interrupted":  # GDT kept its best tree and returned; pass the Ctrl-C on
+                    raise KeyboardInterrupt(f"GDT interrupted after {clf.n_generations_} generations")
     return pd.DataFrame(records)
 
 

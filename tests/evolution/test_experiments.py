@@ -81,6 +81,34 @@ def test_live_convergence_hands_the_growing_history_to_its_callback():
     assert all(len(a) <= len(b) for a, b in zip(seen, seen[1:]))  # the curve only grows
 
 
+def test_interrupt_stops_the_live_sweep_after_showing_the_partial_history():
+    seen = []
+
+    def ctrl_c_once(history):  # the kernel's interrupt landing during the first redraw (inside GDT's callback)
+        seen.append(history)
+        if len(seen) == 1:
+            raise KeyboardInterrupt
+
+    with pytest.warns(UserWarning, match="interrupted after 2 generations"), pytest.raises(KeyboardInterrupt):
+        exp.live_convergence(n_samples=(200,), noise_attrs=(0,), seeds=(0, 1), on_update=ctrl_c_once, every=2,
+                             max_generations=4, population_size=6)
+    assert len(seen) == 2, "the partial history is shown once more before the interrupt is passed on"
+    assert seen[-1].seed.unique().tolist() == [0], "the next seed's run started after the interrupt"
+    assert seen[-1].generation.tolist() == [0, 1, 2]
+
+
+def test_interrupt_ends_the_sweep_with_the_runs_so_far():
+    def ctrl_c(generation, record):
+        if generation == 2:
+            raise KeyboardInterrupt
+
+    with pytest.warns(UserWarning, match="interrupted after 2 generations"):
+        runs, history = exp.chess_runs(n_samples=(200,), noise_attrs=(0, 1), seeds=(0, 1), n_test=200,
+                                       max_generations=4, population_size=6, callback=ctrl_c)
+    assert runs[["noise_attrs", "seed", "stop_reason"]].values.tolist() == [[0, 0, "interrupted"]]
+    assert history.generation.tolist() == [0, 1, 2]
+
+
 def test_baseline_comparison_and_pareto_front():
     table, skipped = exp.baseline_comparison(datasets=("chess3x3", "a9a"), seeds=(0,), n_samples=500,
                                              methods=("GDT", "CART (unpruned)", "CART + CCP (CV)",
