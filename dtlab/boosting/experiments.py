@@ -22,6 +22,7 @@ method.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable
 
@@ -48,6 +49,13 @@ GOALS = {("dtlab exact", "XGBoost exact"): 0.33, ("dtlab hist", "LightGBM"): 1.2
 #: Rows of the synthetic benchmark by scale (the issue's size is the paper scale).
 SYNTHETIC_ROWS = {"small": 20_000, "paper": 500_000}
 CONTENDERS = ("dtlab exact", "dtlab hist", "XGBoost exact", "XGBoost hist", "LightGBM", "scikit-learn HGB")
+#: The GPU run (``python -m dtlab bench --gpu``): dtlab on the GPU against dtlab on every core and against
+#: XGBoost's GPU histogram method (XGBoost has no exact method on the GPU), when xgboost is installed.
+GPU_SUFFIX = " (GPU)"
+GPU_CONTENDERS = ("dtlab exact" + GPU_SUFFIX, "dtlab hist" + GPU_SUFFIX, "dtlab exact", "dtlab hist",
+                  "XGBoost hist" + GPU_SUFFIX)
+#: Rows of the GPU run by scale: the issue's size at the default scale.
+GPU_ROWS = {"small": 500_000, "paper": 2_000_000}
 
 
 def synthetic(n_samples: int = 20_000, n_features: int = 28, missing: float = 0.0, seed: int = 0):
@@ -70,21 +78,27 @@ def synthetic(n_samples: int = 20_000, n_features: int = 28, missing: float = 0.
 
 
 def contender(name: str, n_trees: int, max_depth: int, n_threads: int) -> Callable[[Any, Any], Any]:
-    """``fit(X, y) -> model with predict_proba`` for one contender at ``n_threads`` threads."""
+    """``fit(X, y) -> model with predict_proba`` for one contender at ``n_threads`` (host) threads.
+
+    A name ending in :data:`GPU_SUFFIX` runs on the GPU: dtlab with ``backend="cuda"``, XGBoost with
+    ``device="cuda"``.
+    """
     common = dict(n_estimators=n_trees, max_depth=max_depth, learning_rate=0.3)
-    if name.startswith("dtlab"):
-        method = name.split()[1]
+    on_gpu = name.endswith(GPU_SUFFIX)
+    base = name.removesuffix(GPU_SUFFIX)
+    if base in ("dtlab exact", "dtlab hist"):
+        method, backend = base.split()[1], "cuda" if on_gpu else "cpu"
 
         def fit(X, y):
             with numba_threads(n_threads):
-                return GBDTClassifier(**common, split_method=method, n_jobs=n_threads, backend="cpu").fit(X, y)
+                return GBDTClassifier(**common, split_method=method, n_jobs=n_threads, backend=backend).fit(X, y)
         return fit
-    if name.startswith("XGBoost"):
+    if base in ("XGBoost exact", "XGBoost hist") and not (on_gpu and base == "XGBoost exact"):
         import xgboost as xgb
 
-        method = name.split()[1]
-        return lambda X, y: xgb.XGBClassifier(**common, tree_method=method, n_jobs=n_threads, base_score=0.5,
-                                              max_bin=256).fit(X, y)
+        device = {"device": "cuda"} if on_gpu else {}
+        return lambda X, y: xgb.XGBClassifier(**common, tree_method=base.split()[1], n_jobs=n_threads,
+                                              base_score=0.5, max_bin=256, **device).fit(X, y)
     if name == "LightGBM":
         import lightgbm as lgb
 
@@ -102,7 +116,7 @@ def contender(name: str, n_trees: int, max_depth: int, n_threads: int) -> Callab
                                                       max_leaf_nodes=None, min_samples_leaf=1, l2_regularization=1.0,
                                                       early_stopping=False).fit(X, y)
         return fit
-    raise ValueError(f"unknown contender {name!r}; choose from {CONTENDERS}")
+    raise ValueError(f"unknown contender {name!r}; choose from {CONTENDERS + GPU_CONTENDERS}")
 
 
 def time_per_tree(X, y, X_test, y_test, *, n_trees: int = 40, max_depth: int = 6, modes=MODES,
@@ -260,13 +274,18 @@ def _scaling_figure(ctx: RunContext) -> dict:
     return {"rows": rows, "n_samples": int(X.shape[0]), "load_average": load_average()}
 
 
-def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int = 5, seed: int = 0):
+def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int = 5, seed: int = 0,
+                device_sort: tuple[str, Callable[[np.ndarray], Callable[[], Any]]] | None = None):
     """The sort step alone: the radix sort (per worker count), the packed-key numpy sort and
     ``np.argsort(kind="stable")`` on float32 normal values, medians timed in alternation.
 
+    ``device_sort`` adds a GPU sort as ``(name, prepare)``: ``prepare(x)`` puts the keys on the device
+    (untimed) and returns the call to time, which sorts there and waits for the device
+    (:func:`cupy_argsort`).
+
     Returns
     -------
-    list of dict: ``sort, workers, n, seconds``
+    list of dict: ``sort, workers, n, seconds`` (``workers`` 0 for the device sort)
     """
     from ._sort import numpy_argsort, radix_argsort
 
@@ -277,10 +296,28 @@ def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int
         fns = [lambda w=w, x=x: radix_argsort(x, w) for w in workers]
         fns += [lambda x=x: numpy_argsort(x), lambda x=x: np.argsort(x, kind="stable")]
         names = [("radix", w) for w in workers] + [("numpy packed keys", 1), ("numpy argsort stable", 1)]
+        if device_sort is not None:
+            fns.append(device_sort[1](x))
+            names.append((device_sort[0], 0))
         times = paired_times(fns, repeats=repeats, warmup=1)
         for (name, w), t in zip(names, times):
             rows.append(dict(sort=name, workers=int(w), n=int(n), seconds=float(np.median(t))))
     return rows
+
+
+def cupy_argsort() -> tuple[str, Callable[[np.ndarray], Callable[[], Any]]]:
+    """``sort_timing``'s ``device_sort`` for ``cupy.argsort`` (stable, as the presort needs): keys copied to
+    the GPU beforehand, the timed call sorts and synchronises."""
+    import cupy
+
+    def prepare(x: np.ndarray) -> Callable[[], Any]:
+        on_device = cupy.asarray(x)
+
+        def sort() -> None:
+            cupy.argsort(on_device)
+            cupy.cuda.get_current_stream().synchronize()
+        return sort
+    return "cupy argsort (GPU)", prepare
 
 
 @register_figure("boosting_sort", technique="boosting",
@@ -307,3 +344,66 @@ def _intensity_figure(ctx: RunContext) -> dict:
     result = intensity_of_fit(X, y, n_trees=ctx.pick(5, 20))
     ctx.savefig(plots.plot_intensity(result), "boosting_intensity")
     return {**result, "load_average": load_average()}
+
+
+#: The GPU run's comparisons: (dtlab contender, peer contender).
+GPU_PAIRS = (("dtlab exact" + GPU_SUFFIX, "dtlab exact"), ("dtlab hist" + GPU_SUFFIX, "dtlab hist"),
+             ("dtlab hist" + GPU_SUFFIX, "XGBoost hist" + GPU_SUFFIX))
+
+
+def gpu_contenders() -> tuple[str, ...]:
+    """:data:`GPU_CONTENDERS` less XGBoost where it is not installed (the GPU machine may lack it)."""
+    import importlib.util
+
+    has_xgboost = importlib.util.find_spec("xgboost") is not None
+    return tuple(c for c in GPU_CONTENDERS if has_xgboost or not c.startswith("XGBoost"))
+
+
+def gpu_comparisons(rows: list[dict[str, Any]], device: str, **extra: Any) -> list[dict[str, Any]]:
+    """:data:`GPU_PAIRS` present in ``rows`` (from :func:`time_per_tree`, mode ``whole_machine``) as
+    comparison entries; the CPU side runs on every core, the GPU side's host on as many threads."""
+    at = {r["contender"]: r for r in rows if r["mode"] == "whole_machine"}
+    return [comparison(f"{peer} fit ({ours} vs {peer})", "whole_machine", at[ours]["seconds"], at[peer]["seconds"],
+                       at[ours]["threads"], at[peer]["threads"], dtlab=ours, peer_name=peer, device=device,
+                       auc_dtlab=at[ours]["auc"], auc_peer=at[peer]["auc"], **extra)
+            for ours, peer in GPU_PAIRS if ours in at and peer in at]
+
+
+#: What the GPU benchmark measures, stated while its numbers are pending.
+GPU_TARGET = ("time per tree (depth 6, 40 trees, 500,000 x 28 synthetic rows) of dtlab exact and hist on the GPU "
+              "against dtlab on every core and XGBoost hist with device='cuda'; the sort step with cupy.argsort")
+
+
+@register_benchmark("boosting_gpu", technique="boosting",
+                    description="GBDT exact and hist on a real GPU against dtlab on every core and XGBoost "
+                                "device='cuda' (when installed), and cupy.argsort against the CPU sorts; pending "
+                                "without a GPU", captions=plots.gpu_captions)
+def _gpu_benchmark(ctx: RunContext) -> dict:
+    from ..backend import cuda_status, real_gpu_available, resolve_backend
+
+    if not real_gpu_available():
+        why = cuda_status()[1] or "only numba's CUDA simulator is enabled"
+        return {"status": "pending", "reason": f"no real GPU on the machine that ran this ({why}); run "
+                                               "`make gpu-check` on a GPU machine", "target": GPU_TARGET}
+    device = resolve_backend("cuda").devices()[0].name
+    X, y = synthetic(int(ctx.pick(GPU_ROWS["small"], GPU_ROWS["paper"]) / 0.75), seed=ctx.seed)
+    Xtr, ytr, Xte, yte = test_split(X, y)
+    contenders = gpu_contenders()
+    start = time.perf_counter()
+    rows = time_per_tree(Xtr, ytr, Xte, yte, modes=("whole_machine",), contenders=contenders, repeats=3)
+    comps = gpu_comparisons(rows, device, dataset="synthetic", n_samples=int(Xtr.shape[0]),
+                            n_features=int(X.shape[1]))
+    seconds = time.perf_counter() - start
+    sorts = sort_timing(sizes=ctx.pick((10 ** 5, 10 ** 6, 10 ** 7), (10 ** 5, 10 ** 6, 10 ** 7, 10 ** 8)),
+                        workers=(machine_threads(),), repeats=5, seed=ctx.seed, device_sort=cupy_argsort())
+    ctx.savefig(plots.plot_time_per_tree({f"synthetic, {device}": rows}), "boosting_gpu_time_per_tree")
+    ctx.savefig(plots.plot_sort_timing(sorts), "boosting_gpu_sort")
+    return {"status": "measured", "device": device, "n_trees": 40, "max_depth": 6, "contenders": list(contenders),
+            "xgboost_installed": any(c.startswith("XGBoost") for c in contenders), "timings": {"synthetic": rows},
+            "comparisons": comps, "synthetic_seconds": seconds, "sort_rows": sorts,
+            **{"speedup_" + _slug(f"{c['dtlab']} vs {c['peer_name']}"): c["speedup"] for c in comps}}
+
+
+def _slug(text: str) -> str:
+    """``"dtlab hist (GPU) vs XGBoost"`` -> ``"dtlab_hist_gpu_vs_xgboost"``: a results.json key."""
+    return re.sub(r"\W+", "_", text).strip("_").lower()

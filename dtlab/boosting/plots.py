@@ -91,6 +91,23 @@ def peer_captions(results: dict[str, Any]) -> dict[str, str]:
                                       + (f". Load average before the run: {load[0]}" if load else "")}
 
 
+def gpu_captions(results: dict[str, Any]) -> dict[str, str]:
+    """Captions of ``boosting_gpu_time_per_tree`` and ``boosting_gpu_sort``, or of the pending entry."""
+    if results.get("status") == "pending":
+        return {"boosting_gpu": f"GPU numbers pending: {results['reason']}. Target: {results['target']}."}
+    parts = [f"{c['dtlab']} vs {c['peer_name']}: {speedup(c['speedup'])}, test AUC {c['auc_dtlab']:.4f} vs "
+             f"{c['auc_peer']:.4f}" for c in results["comparisons"]]
+    rows = results["comparisons"][0]["n_samples"] if results["comparisons"] else None
+    missing = "" if results.get("xgboost_installed") else "; XGBoost is not installed there, so no GPU peer ran"
+    n = max(r["n"] for r in results["sort_rows"])
+    sorts = ", ".join(f"{_sort_label(r)} {r['seconds'] * 1e3:.2f} ms" for r in results["sort_rows"] if r["n"] == n)
+    return {"boosting_gpu_time_per_tree": f"Time per tree on {results['device']}, depth 6, 40 trees"
+                                          + (f", {rows:,} rows" if rows else "") + " (speedup = other time / "
+                                          "dtlab GPU time; the CPU side on every core): " + "; ".join(parts)
+                                          + missing,
+            "boosting_gpu_sort": f"Sorting {n:,} float32 keys on {results['device']}'s machine: {sorts}."}
+
+
 def scaling_captions(results: dict[str, Any]) -> dict[str, str]:
     """Caption of ``boosting_worker_scaling``."""
     best = {r["split_method"]: r for r in results["rows"]}
@@ -103,19 +120,22 @@ def plot_sort_timing(rows: list[dict[str, Any]], *, ax=None):
     fig, ax = new_axes(ax)
     for name in dict.fromkeys((r["sort"], r["workers"]) for r in rows):
         sel = [r for r in rows if (r["sort"], r["workers"]) == name]
-        label = f"{name[0]} ({threads(name[1])})" if name[0] == "radix" else name[0]
-        ax.plot([r["n"] for r in sel], [r["seconds"] for r in sel], "o-", label=label)
+        ax.plot([r["n"] for r in sel], [r["seconds"] for r in sel], "o-", label=_sort_label(sel[0]))
     ax.set(xscale="log", yscale="log", xlabel="keys (float32)", ylabel="seconds (median)",
            title="Sorting one feature: radix sort against numpy")
     ax.legend(fontsize=8)
     return fig
 
 
+def _sort_label(row: dict[str, Any]) -> str:
+    """A sort's name with its host threads (none for a sort on the GPU, whose ``workers`` is 0)."""
+    return f"{row['sort']} ({threads(row['workers'])})" if row["workers"] else row["sort"]
+
+
 def sort_captions(results: dict[str, Any]) -> dict[str, str]:
     """Caption of ``boosting_sort``: the times at the largest size."""
     n = max(r["n"] for r in results["rows"])
-    at = ", ".join(f"{r['sort']} ({threads(r['workers'])}) {r['seconds'] * 1e3:.1f} ms"
-                   for r in results["rows"] if r["n"] == n)
+    at = ", ".join(f"{_sort_label(r)} {r['seconds'] * 1e3:.1f} ms" for r in results["rows"] if r["n"] == n)
     return {"boosting_sort": f"Sorting {n:,} float32 keys: {at}. The exact search presorts with "
                              f"{results['library_sort']!r}."}
 

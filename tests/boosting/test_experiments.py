@@ -61,6 +61,43 @@ def test_sort_timing_rows_and_plot():
     assert "1,000" in plots.sort_captions({"rows": rows, "library_sort": "numpy"})["boosting_sort"]
 
 
+def test_gpu_contenders_fit_the_cpu_models_and_are_compared_under_the_simulator():
+    """The GPU run's code path on the CUDA simulator: dtlab's CUDA fits give the CPU fits' predictions."""
+    X, y = E.synthetic(160, 3, seed=0)
+    # the histogram search only: the exact one takes 15 s per tiny fit on the simulator (tested in test_exact_cuda)
+    rows = E.time_per_tree(X[:120], y[:120], X[120:], y[120:], n_trees=2, max_depth=2, modes=("whole_machine",),
+                           contenders=("dtlab hist (GPU)", "dtlab hist"), repeats=1, warmup_rows=40)
+    auc = {r["contender"]: r["auc"] for r in rows}
+    assert auc["dtlab hist (GPU)"] == auc["dtlab hist"]
+    assert E.contender("dtlab exact (GPU)", 1, 1, 1)(X[:20], y[:20]).backend_ == "cuda"
+    comps = E.gpu_comparisons(rows, "simulated GPU", dataset="synthetic", n_samples=120)
+    assert [(c["dtlab"], c["peer_name"]) for c in comps] == [E.GPU_PAIRS[1]]  # no GPU XGBoost among the rows
+    assert all(c["speedup"] > 0 and c["device"] == "simulated GPU" for c in comps)
+    sorts = E.sort_timing(sizes=(100, 1000), workers=(1,), repeats=1,
+                          device_sort=("stand-in device sort", lambda x: lambda: np.argsort(x, kind="stable")))
+    assert {(r["sort"], r["workers"]) for r in sorts if r["sort"].startswith("stand-in")} == {
+        ("stand-in device sort", 0)}
+    captions = plots.gpu_captions({"status": "measured", "device": "simulated GPU", "comparisons": comps,
+                                   "sort_rows": sorts, "xgboost_installed": False})
+    assert "120 rows" in captions["boosting_gpu_time_per_tree"]
+    assert "no GPU peer ran" in captions["boosting_gpu_time_per_tree"]
+    sort_caption = captions["boosting_gpu_sort"]
+    assert "stand-in device sort " in sort_caption and "stand-in device sort (" not in sort_caption
+    assert "radix (1 thread)" in sort_caption
+
+
+def test_gpu_benchmark_is_pending_on_the_simulator_and_gpu_contenders_are_checked():
+    from dtlab.experiments.registry import RunContext
+
+    load_all()
+    result = BENCHMARKS["boosting_gpu"].fn(RunContext(backend="cuda", technique="boosting"))
+    assert result["status"] == "pending" and "no real GPU" in result["reason"]
+    assert plots.gpu_captions(result)["boosting_gpu"].startswith("GPU numbers pending: no real GPU")
+    with pytest.raises(ValueError, match="unknown contender"):
+        E.contender("XGBoost exact (GPU)", 2, 2, 1)  # XGBoost has no exact method on the GPU
+    assert set(E.gpu_contenders()) <= set(E.GPU_CONTENDERS) and "dtlab exact (GPU)" in E.gpu_contenders()
+
+
 def test_intensity_paper_model_and_counts():
     from dtlab.boosting.intensity import counted, intensity_of_fit, paper_model
 
