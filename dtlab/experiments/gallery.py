@@ -80,11 +80,13 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
             if key not in {Path(s).name for s in stems}:
                 text_rows.append(f"- **{key}**: {caption}")
         speed_rows += _speed_rows(producer.name, res.get("comparisons", []) if isinstance(res, dict) else [])
-    out = [f"Measured by {_run_line(results)}."]
     provenance = {f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
                   for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
                   if "run" in entry}
-    if len({p.split(" (")[1] for p in provenance}) > 1:
+    several = len({p.split(" (")[1] for p in provenance}) > 1
+    # with several runs the machine line is the latest run's of each section, not that of every entry
+    out = [f"{'Latest run of each section' if several else 'Measured by'}: {_run_line(results)}."]
+    if several:
         out.append(f"Entries come from several runs (commit, date): {', '.join(sorted(provenance))}.")
     if figure_rows:
         out += ["", "| figure | what it shows (numbers read from results.json) |", "|---|---|", *figure_rows]
