@@ -49,8 +49,8 @@ GOALS = {("dtlab exact", "XGBoost exact"): 0.33, ("dtlab hist", "LightGBM"): 1.2
 #: Rows of the synthetic benchmark by scale (the issue's size is the paper scale).
 SYNTHETIC_ROWS = {"small": 20_000, "paper": 500_000}
 CONTENDERS = ("dtlab exact", "dtlab hist", "XGBoost exact", "XGBoost hist", "LightGBM", "scikit-learn HGB")
-#: The GPU run (``python -m dtlab bench --gpu``): dtlab on the GPU against dtlab on every core and against
-#: XGBoost's GPU histogram method (XGBoost has no exact method on the GPU), when xgboost is installed.
+#: The GPU benchmark (``boosting_gpu``, measured where a real GPU is): dtlab on the GPU against dtlab on every
+#: core and against XGBoost's GPU histogram method (XGBoost has no exact method on the GPU), when installed.
 GPU_SUFFIX = " (GPU)"
 GPU_CONTENDERS = ("dtlab exact" + GPU_SUFFIX, "dtlab hist" + GPU_SUFFIX, "dtlab exact", "dtlab hist",
                   "XGBoost hist" + GPU_SUFFIX)

@@ -120,3 +120,34 @@ def test_closed_or_unreachable_clients_are_clear_errors(tiny_chess, monkeypatch)
         GDTClassifier(**TINY, executor="tcp://127.0.0.1:9").fit(X, y)
     with pytest.raises(ValueError, match="the Dask executor runs the batched kernels"):
         GDTClassifier(**TINY, evaluator="reference", executor="tcp://127.0.0.1:9").fit(X, y)
+
+
+def test_local_dask_cluster_keeps_dask_logs_quiet_through_its_teardown(monkeypatch):
+    """A record logged while the helper's cluster runs or shuts down reaches no stream; the levels come back."""
+    import io
+    import logging
+
+    from dtlab.evolution.scaling import local_dask_cluster
+
+    logger = logging.getLogger("distributed")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger.addHandler(handler)
+    cluster_exit = distributed.LocalCluster.__exit__
+
+    def exit_then_log(self, *exc):  # as the client's batched stream does once the cluster's own quiet window ended
+        result = cluster_exit(self, *exc)
+        logging.getLogger("distributed.batched").error("a closed stream during the teardown")
+        return result
+
+    monkeypatch.setattr(distributed.LocalCluster, "__exit__", exit_then_log)
+    try:
+        with local_dask_cluster(n_workers=1, processes=False) as client:
+            assert client.submit(sum, [1, 2]).result() == 3
+            logging.getLogger("distributed.scheduler").error("while the cluster runs")
+        assert "closed stream" not in stream.getvalue() and "while the cluster runs" not in stream.getvalue()
+        assert handler.level == logging.NOTSET
+        logging.getLogger("distributed.batched").error("after the cluster")
+        assert "after the cluster" in stream.getvalue()
+    finally:
+        logger.removeHandler(handler)
