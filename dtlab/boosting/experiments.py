@@ -93,7 +93,7 @@ def contender(name: str, n_trees: int, max_depth: int, n_threads: int) -> Callab
             with numba_threads(n_threads):
                 return GBDTClassifier(**common, split_method=method, n_jobs=n_threads, backend=backend).fit(X, y)
         return fit
-    if base in ("XGBoost exact", "XGBoost hist") and not (on_gpu and base == "XGBoost exact"):
+    if base == "XGBoost hist" or (base == "XGBoost exact" and not on_gpu):
         import xgboost as xgb
 
         device = {"device": "cuda"} if on_gpu else {}
@@ -153,18 +153,22 @@ def time_per_tree(X, y, X_test, y_test, *, n_trees: int = 40, max_depth: int = 6
     return rows
 
 
-def comparisons_of(rows: list[dict[str, Any]], **extra: Any) -> list[dict[str, Any]]:
-    """dtlab exact against XGBoost exact, dtlab hist against the histogram libraries, per mode."""
-    pairs = [("dtlab exact", "XGBoost exact"), ("dtlab hist", "LightGBM"), ("dtlab hist", "XGBoost hist"),
-             ("dtlab hist", "scikit-learn HGB")]
+#: The CPU benchmark's comparisons: (dtlab contender, peer contender).
+PAIRS = (("dtlab exact", "XGBoost exact"), ("dtlab hist", "LightGBM"), ("dtlab hist", "XGBoost hist"),
+         ("dtlab hist", "scikit-learn HGB"))
+
+
+def comparisons_of(rows: list[dict[str, Any]], pairs=PAIRS, modes=MODES, **extra: Any) -> list[dict[str, Any]]:
+    """Comparison entries of the ``pairs`` present in ``rows`` (from :func:`time_per_tree`), per mode: by
+    default dtlab exact against XGBoost exact, dtlab hist against the histogram libraries."""
     out = []
-    for mode in MODES:
+    for mode in modes:
         at = {r["contender"]: r for r in rows if r["mode"] == mode}
         for ours, peer in pairs:
             if ours in at and peer in at:
-                out.append(comparison(f"{peer} fit ({ours.split()[1]} vs {peer})", mode, at[ours]["seconds"],
-                                      at[peer]["seconds"], at[ours]["threads"], at[peer]["threads"],
-                                      dtlab=ours, peer_name=peer, auc_dtlab=at[ours]["auc"],
+                out.append(comparison(f"{peer} fit ({ours.removeprefix('dtlab ')} vs {peer})", mode,
+                                      at[ours]["seconds"], at[peer]["seconds"], at[ours]["threads"],
+                                      at[peer]["threads"], dtlab=ours, peer_name=peer, auc_dtlab=at[ours]["auc"],
                                       auc_peer=at[peer]["auc"], **extra))
     return out
 
@@ -360,13 +364,9 @@ def gpu_contenders() -> tuple[str, ...]:
 
 
 def gpu_comparisons(rows: list[dict[str, Any]], device: str, **extra: Any) -> list[dict[str, Any]]:
-    """:data:`GPU_PAIRS` present in ``rows`` (from :func:`time_per_tree`, mode ``whole_machine``) as
-    comparison entries; the CPU side runs on every core, the GPU side's host on as many threads."""
-    at = {r["contender"]: r for r in rows if r["mode"] == "whole_machine"}
-    return [comparison(f"{peer} fit ({ours} vs {peer})", "whole_machine", at[ours]["seconds"], at[peer]["seconds"],
-                       at[ours]["threads"], at[peer]["threads"], dtlab=ours, peer_name=peer, device=device,
-                       auc_dtlab=at[ours]["auc"], auc_peer=at[peer]["auc"], **extra)
-            for ours, peer in GPU_PAIRS if ours in at and peer in at]
+    """:func:`comparisons_of` for :data:`GPU_PAIRS` in mode ``whole_machine``: the CPU side runs on every
+    core, the GPU side's host on as many threads."""
+    return comparisons_of(rows, GPU_PAIRS, ("whole_machine",), device=device, **extra)
 
 
 #: What the GPU benchmark measures, stated while its numbers are pending.

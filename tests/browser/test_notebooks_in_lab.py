@@ -281,16 +281,12 @@ def test_interrupting_a_run_keeps_the_partial_curve_and_the_notebook_usable(lab_
         page.keyboard.press("End")
         cell.locator("button.widget-button", has_text="Run").click()
         cell.get_by_text("running").first.wait_for(timeout=10_000)
-        deadline = time.monotonic() + 90
-        while not (curve.count() and curve.first.get_attribute("src") != first_curve):  # the first generations
-            assert time.monotonic() < deadline, "the long run drew no curve within 90 s"
-            page.wait_for_timeout(250)
+        _wait(page, lambda _: curve.count() and curve.first.get_attribute("src") != first_curve, 90,
+              "the long run's curve of its first generations", poll_s=0.25)
         assert "running" in status.inner_text(), "the long run ended before the interrupt"
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:interrupt-kernel')")
-        deadline = time.monotonic() + 60
-        while "running" in status.inner_text():  # the interrupt reaches the kernel, the run ends
-            assert time.monotonic() < deadline, "the run still goes 60 s after the interrupt"
-            page.wait_for_timeout(250)
+        _wait(page, lambda _: "running" not in status.inner_text(), 60, "the run's end after the interrupt",
+              poll_s=0.25)
         assert "interrupted after" in status.inner_text(), f"the status after the interrupt: {status.inner_text()!r}"
         _wait(page, lambda s: s["status"] == "idle", 30, "kernel idle after the interrupt")
         assert cell.get_by_text("GDT interrupted after").count() >= 1, "GDT's warning with the generations is missing"
