@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
 SCALE ?= small
 
-.PHONY: setup git-filter figures test test-browser lint lab bench readme gpu-check clean-figures
+.PHONY: setup git-filter figures test test-browser screens lint lab bench readme gpu-check clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,13 +29,22 @@ git-filter: $(STAMP)
 figures: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
 
-## the whole test suite, notebooks included (CUDA paths under numba's simulator)
+## the whole test suite, notebooks included (CUDA paths under numba's simulator); a missing peer (XGBoost,
+## LightGBM, LIBLINEAR, Dask, pystreed) fails its tests instead of skipping them (tests/conftest.py)
 test: $(STAMP)
-	NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
+	DTLAB_REQUIRE_PEERS=1 NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
 
-## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/screens/
+## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/_scratch/screens/
 test-browser: $(STAMP)
 	$(PY) -m pytest tests/browser -m browser -v
+
+## regenerate the browser suite's screenshots (figures/screens/*.png: the README's gallery) and the notebooks'
+## run times (figures/screens/times.json: Run All and slider in JupyterLab, then each notebook headless under
+## nbval), and notebooks/README.md's table from them. `make test` writes none of these (git status stays clean).
+screens: $(STAMP)
+	DTLAB_SCREENS_DIR=figures/screens DTLAB_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser -m browser -v
+	$(PY) scripts/notebook_times.py headless
+	$(PY) scripts/notebook_times.py readme
 
 ## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
 lint: $(STAMP)

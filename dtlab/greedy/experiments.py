@@ -14,6 +14,7 @@ this module.
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any, Sequence
 
@@ -21,7 +22,15 @@ import numpy as np
 
 from ..datasets import chess3x3, load_diabetes_prediction, train_test_split
 from ..experiments.registry import RunContext, register_benchmark, register_figure
-from ..experiments.timing import MODES, comparison, numba_threads, paired_medians, ratio_keys, threads_for
+from ..experiments.timing import (
+    MODES,
+    comparison,
+    machine_threads,
+    numba_threads,
+    paired_times,
+    ratio_keys,
+    threads_for,
+)
 from ..trees import FlatTree
 from . import plots
 from .classifier import DecisionTreeClassifier
@@ -58,6 +67,12 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
                    seed: int = 0):
     """Training time against training-set size on the project's task (age from the other columns).
 
+    At each size every contender's ``fit`` is timed in alternation (one fit of each in turn, ``repeats``
+    rounds), so that all of them meet the same load of a shared machine.  The naive, incremental and
+    scikit-learn fits run on one thread (none has a parallel mode); the vectorised search, whose kernels are
+    parallel, is timed twice: on one numba thread (per core, beside the others) and on every numba thread
+    (the whole machine), so a ratio of one line to another never sets two threads against one unseen.
+
     Parameters
     ----------
     sizes : sequence of int
@@ -69,19 +84,20 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
         The naive search is O(n^2) per feature and node: sizes above this are
         skipped for it (reported with ``skipped=True``); None runs all sizes.
     repeats : int
-        Timed runs per point (median), after one untimed warm-up that keeps
-        numba's compilation out of the numbers; the naive search gets one
-        timed run above 5,000 rows.
+        Alternating rounds per size (median and spread over them), after the
+        fit on 200 rows that keeps numba's compilation out of the numbers; the
+        naive search takes part in the first round only above 5,000 rows (one
+        of its fits there takes as long as many of the others').
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``n_samples``, ``method``, ``seconds`` (NaN when skipped),
-        ``n_nodes``, ``skipped``, ``max_depth``, ``threads`` (numba's threads
-        for the vectorised search, whose kernels are parallel; 1 for the naive
-        and incremental searches and for scikit-learn, which run on one thread).
+        One row per size and contender: ``n_samples``, ``method``, ``threads``
+        (the threads the fit ran on), ``contender`` (method and threads, e.g.
+        ``"vectorized, 2 threads"``), ``seconds`` (median; NaN when skipped),
+        ``seconds_min``, ``seconds_max`` (the spread), ``runs``, ``n_nodes``,
+        ``skipped``, ``max_depth``.
     """
-    import numba
     import pandas as pd
 
     data = load_diabetes_prediction(target="age")
@@ -92,23 +108,45 @@ def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Seq
     rows = []
     for n in sizes:
         X, y = data.X[:n], data.y[:n]
+        contenders = []  # (method, threads, estimator, rounds)
         for method in methods:
-            # only the vectorised search has parallel kernels; naive, incremental and scikit-learn run on one thread
-            threads = numba.get_num_threads() if method == "vectorized" else 1
-            if method == "naive" and naive_max_rows is not None and n > naive_max_rows:
-                rows.append(dict(n_samples=n, method=method, seconds=np.nan, n_nodes=np.nan, skipped=True,
-                                 max_depth=max_depth, threads=threads))
-                continue
-            est = _estimator(method, max_depth, seed)
-            slow = method == "naive" and n > 5_000
-            seconds = paired_medians([lambda est=est, X=X, y=y: est.fit(X, y)], repeats=1 if slow else repeats,
-                                     warmup=0 if slow else 1)[0]
+            thread_counts = sorted({1, machine_threads()}) if method == "vectorized" else [1]
+            for n_threads in thread_counts:
+                if method == "naive" and naive_max_rows is not None and n > naive_max_rows:
+                    rows.append(_timing_row(n, method, n_threads, [], None, max_depth))
+                    continue
+                slow = method == "naive" and n > 5_000
+                contenders.append((method, n_threads, _estimator(method, max_depth, seed), 1 if slow else repeats))
+        seconds = _alternating_fits(contenders, X, y)
+        for (method, n_threads, est, _), times in zip(contenders, seconds):
             n_nodes = est.tree_.node_count if method == "sklearn" else est.tree_.n_nodes
-            rows.append(dict(n_samples=n, method=method, seconds=seconds, n_nodes=int(n_nodes), skipped=False,
-                             max_depth=max_depth, threads=threads))
+            rows.append(_timing_row(n, method, n_threads, times, int(n_nodes), max_depth))
     frame = pd.DataFrame(rows)
     frame["max_depth"] = pd.Series([max_depth] * len(frame), dtype=object)
     return frame
+
+
+def _alternating_fits(contenders: list[tuple], X: np.ndarray, y: np.ndarray) -> list[list[float]]:
+    """Seconds of each contender's fits, in rounds of one fit each (a contender leaves after its rounds)."""
+    times: list[list[float]] = [[] for _ in contenders]
+    for r in range(max((c[3] for c in contenders), default=0)):
+        for (_, n_threads, est, rounds), bucket in zip(contenders, times):
+            if r < rounds:
+                with numba_threads(n_threads):
+                    start = time.perf_counter()
+                    est.fit(X, y)
+                    bucket.append(time.perf_counter() - start)
+    return times
+
+
+def _timing_row(n: int, method: str, n_threads: int, times: list[float], n_nodes: int | None,
+                max_depth: int | None) -> dict[str, Any]:
+    skipped = not times
+    return dict(n_samples=n, method=method, threads=n_threads,
+                contender=f"{method}, {n_threads} thread{'s' if n_threads > 1 else ''}",
+                seconds=np.nan if skipped else float(np.median(times)),
+                seconds_min=np.nan if skipped else min(times), seconds_max=np.nan if skipped else max(times),
+                runs=len(times), n_nodes=np.nan if skipped else n_nodes, skipped=skipped, max_depth=max_depth)
 
 
 def error_vs_depth(depths: Sequence[int | None] = tuple(range(1, 21)), n_samples: int | None = None,
@@ -137,14 +175,19 @@ def error_vs_depth(depths: Sequence[int | None] = tuple(range(1, 21)), n_samples
 
 def _timed_pair(ours: Any, theirs: Any, X: np.ndarray, y: np.ndarray, repeats: int, peer: str,
                 **facts: Any) -> list[dict[str, Any]]:
-    """Fit times of a dtlab estimator and its scikit-learn twin, per core and for the whole machine."""
+    """Fit times of a dtlab estimator and its scikit-learn twin, per core and for the whole machine.
+
+    The two fits alternate for ``repeats`` rounds; each entry holds the medians and the spread of the
+    rounds' own speedups (``speedup_min``, ``speedup_max``, over ``runs`` rounds).
+    """
     entries = []
     for mode in MODES:
         with numba_threads(threads_for(mode)) as n:
-            t_ours, t_theirs = paired_medians([lambda: ours.fit(X, y), lambda: theirs.fit(X, y)],
-                                              repeats=repeats)
-        entries.append(comparison(peer, mode, t_ours, t_theirs, dtlab_threads=n, peer_threads=1,
-                                  peer_note=SKLEARN_FIT_NOTE if n > 1 else None, **facts))
+            t_ours, t_theirs = paired_times([lambda: ours.fit(X, y), lambda: theirs.fit(X, y)], repeats=repeats)
+        ratios = [b / a for a, b in zip(t_ours, t_theirs)]  # each round's own ratio: the spread of the speedup
+        entries.append(comparison(peer, mode, statistics.median(t_ours), statistics.median(t_theirs),
+                                  dtlab_threads=n, peer_threads=1, peer_note=SKLEARN_FIT_NOTE if n > 1 else None,
+                                  speedup_min=min(ratios), speedup_max=max(ratios), runs=len(ratios), **facts))
     return entries
 
 
@@ -300,10 +343,11 @@ def _records(frame) -> list[dict]:
                              "scikit-learn (the SIMD decision tree project's task)",
                  captions=plots.timing_captions)
 def _timing_figure(ctx: RunContext) -> dict:
-    frame = timing_vs_size(sizes=(5_000, 25_000, 100_000), max_depth=None,
-                           naive_max_rows=ctx.pick(25_000, None), repeats=ctx.pick(3, 5), seed=ctx.seed)
+    max_depth = None
+    frame = timing_vs_size(sizes=(5_000, 25_000, 100_000), max_depth=max_depth,
+                           naive_max_rows=ctx.pick(25_000, None), repeats=ctx.pick(5, 7), seed=ctx.seed)
     ctx.savefig(plots.plot_timing_vs_size(frame, reported=PROJECT_REPORTED_SECONDS), "greedy_regression_timing")
-    return {"max_depth": None, "timings": _records(frame), "project_reported_seconds": {
+    return {"max_depth": max_depth, "timings": _records(frame), "project_reported_seconds": {
         f"{m}/{k}": v for (m, k), v in PROJECT_REPORTED_SECONDS.items()}}
 
 
@@ -333,7 +377,8 @@ def _regressor_benchmark(ctx: RunContext) -> dict:
         out[f"speedup_{'unlimited' if depth is None else f'depth_{depth}'}_{entry['mode']}"] = entry["speedup"]
     same_or_ties = frame["same_tree"] | (frame["all_exactly_equal"] & np.isclose(
         frame["train_mse"], frame["train_mse_sklearn"], rtol=1e-6, atol=0))
-    out["goal_met"] = bool(all(e["speedup"] >= 1.0 for e in comparisons if e["mode"] == "per_core")
+    # met only over the whole spread: every round's per-core ratio at least 1
+    out["goal_met"] = bool(all(e["speedup_min"] >= 1.0 for e in comparisons if e["mode"] == "per_core")
                            and same_or_ties.all())
     return out
 
@@ -345,5 +390,6 @@ def _regressor_benchmark(ctx: RunContext) -> dict:
 def _classifier_benchmark(ctx: RunContext) -> dict:
     out = classifier_vs_sklearn(n_samples=1_000_000, repeats=ctx.pick(5, 9), seed=ctx.seed)
     out["goal"] = "per core (one thread each), at least as fast as scikit-learn with the same tree"
-    out["goal_met"] = bool(out["speedup_per_core"] >= 1.0 and out["same_tree"])
+    per_core = next(e for e in out["comparisons"] if e["mode"] == "per_core")
+    out["goal_met"] = bool(per_core["speedup_min"] >= 1.0 and out["same_tree"])  # over the whole spread
     return out
