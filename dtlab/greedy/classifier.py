@@ -43,8 +43,8 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         Decides between splits of equal score exactly as scikit-learn does.
     backend : {"auto", "cpu", "cuda"}, default="auto"
         ``"cuda"`` runs the split search as numba.cuda kernels (grown node by
-        node from the host; Gini and entropy only); ``"auto"`` is the CPU
-        unless X is already a GPU (cupy) array.
+        node from the host; Gini and entropy only; X without missing values);
+        ``"auto"`` is the CPU unless X is already a GPU (cupy) array.
 
     Attributes
     ----------
@@ -58,6 +58,13 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         The tree before pruning (the same object as ``tree_`` without pruning).
     n_features_in_ : int
     backend_ : str
+
+    Notes
+    -----
+    Missing values (NaN) are handled as by scikit-learn's trees (>= 1.3): each
+    split learns where the rows missing its feature go, ``tree_.missing_left``
+    (:mod:`dtlab.greedy._missing`); ``criterion="gain_ratio"`` refuses them
+    (C4.5 spreads such rows over both children by weight, not implemented here).
     """
 
     def __init__(self, *, criterion: str = "gini", max_depth: int | None = None, min_samples_split: int = 2,
@@ -77,7 +84,8 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), numeric, finite
+        X : array-like of shape (n_samples, n_features), numeric
+            NaN marks a missing value (see Notes); inf is an error.
         y : array-like of shape (n_samples,), class labels
 
         Returns

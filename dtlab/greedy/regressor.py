@@ -46,8 +46,8 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         gain exactly as scikit-learn's ``random_state`` does.
     backend : {"auto", "cpu", "cuda"}, default="auto"
         ``"cuda"`` runs the vectorised search as numba.cuda kernels (grown
-        node by node from the host); ``"auto"`` is the CPU unless X is
-        already a GPU (cupy) array.
+        node by node from the host; X without missing values); ``"auto"`` is
+        the CPU unless X is already a GPU (cupy) array.
 
     Attributes
     ----------
@@ -65,6 +65,11 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     -----
     X is cast to float32 (as scikit-learn does) and thresholds are midpoints of
     consecutive distinct float32 values; values closer than 1e-7 count as equal.
+    Missing values (NaN) are handled as by scikit-learn's trees (>= 1.3): each
+    split learns where the rows missing its feature go (the side that gains
+    more), ``tree_.missing_left``; a split whose node had none sends NaN at
+    predict time to the child that got more training rows
+    (:mod:`dtlab.greedy._missing`).
     """
 
     def __init__(self, *, max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
@@ -81,7 +86,8 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), numeric, finite
+        X : array-like of shape (n_samples, n_features), numeric
+            NaN marks a missing value (see Notes); inf is an error.
         y : array-like of shape (n_samples,), numeric, finite
 
         Returns

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from sklearn import tree as sk
 
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
+from dtlab.greedy.compare import same_tree
 
 #: dtlab's threshold of scikit-learn's "every present value left, the missing ones right" split (threshold inf
 #: there): the largest float32, the same test for every finite float32 value, and a finite FlatTree.
@@ -102,6 +103,22 @@ def test_columns_all_missing_or_constant_but_for_missing(est):
     assert ours.tree_.feature[0] == 1 and ours.tree_.threshold[0] == F32_MAX and not ours.tree_.missing_left[0]
 
 
+def test_sklearn_trees_grown_on_missing_values_import_as_flat_trees():
+    """scikit-learn's inf threshold imports as the largest float32: the same tree as dtlab's, the same answers."""
+    from dtlab.trees import FlatTree
+
+    X, rng = _data(5, n=80, missing=0.1)
+    X[:, 1] = np.where(rng.random(80) < 0.5, np.nan, 7.0)
+    y = (np.isnan(X[:, 1]) * 3 + rng.integers(0, 2, size=80)).astype(float)
+    ours, theirs = _twins(DecisionTreeRegressor, max_depth=3)
+    imported = FlatTree.from_sklearn(theirs.fit(X, y))
+    assert np.isposinf(theirs.tree_.threshold).any()
+    assert same_tree(imported, ours.fit(X, y).tree_)
+    split = imported.left != -1  # (a leaf's direction means nothing; scikit-learn leaves whatever it had)
+    np.testing.assert_array_equal(imported.missing_left[split], ours.tree_.missing_left[split])
+    np.testing.assert_array_equal(imported.predict(X.astype(np.float32)), theirs.predict(X))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40), n_features=st.integers(1, 4),
        missing=st.sampled_from([0.0, 0.1, 0.5, 0.95]), levels=st.integers(1, 6), classify=st.booleans(),
@@ -120,13 +137,25 @@ def test_property_same_tree_as_sklearn(seed, n, n_features, missing, levels, cla
     assert_same_tree_as_sklearn(ours, theirs)
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_every_search_grows_one_tree_with_missing_values(method):
-    X, rng = _data(7, n=300, missing=0.25)
-    y = rng.normal(size=300)  # real targets: the three searches add in the same order
-    ref = DecisionTreeRegressor(method="vectorized", random_state=0).fit(X, y)
-    ours = DecisionTreeRegressor(method=method, random_state=0).fit(X, y)
-    assert ours.tree_.equals(ref.tree_)
+@pytest.mark.parametrize("seed", range(3))
+def test_every_search_grows_one_tree_with_missing_values(seed):
+    """Real values, leaves of >= 5 rows (no tied gains): the incremental search adds the vectorised one's
+    numbers in its order (the same tree to the bit); the naive one sums in row order (values to rounding)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 4))
+    X[rng.random(X.shape) < 0.25] = np.nan
+    y = rng.normal(size=300)
+    trees = [DecisionTreeRegressor(method=m, min_samples_leaf=5, random_state=seed).fit(X, y).tree_ for m in METHODS]
+    assert trees[1].equals(trees[2])
+    assert same_tree(trees[0], trees[2], value_rtol=1e-12)
+    np.testing.assert_array_equal(trees[0].missing_left, trees[2].missing_left)
+
+
+def test_every_search_agrees_on_integer_targets_with_ties_and_missing_values():
+    X, rng = _data(8, n=150, missing=0.3, levels=4)
+    y = rng.integers(0, 6, size=150).astype(float)
+    trees = [DecisionTreeRegressor(method=m, random_state=3).fit(X, y).tree_ for m in METHODS]
+    assert trees[0].equals(trees[1]) and trees[1].equals(trees[2])
 
 
 @pytest.mark.parametrize("est", [DecisionTreeRegressor, DecisionTreeClassifier])
@@ -172,10 +201,17 @@ def test_gain_ratio_refuses_missing_values_with_the_reason():
 
 @pytest.mark.parametrize("est", [DecisionTreeRegressor, DecisionTreeClassifier])
 def test_missing_values_on_backends(backend, est):
-    """The CUDA search (simulated without a GPU) grows the CPU's tree on data with NaN."""
+    """The CUDA search (simulated without a GPU) has no missing-value scans yet: NaN at fit is a clear error
+    there, never a silently different tree; a tree grown on CUDA takes NaN at predict as the CPU's does."""
     X, rng = _data(11, n=40, missing=0.3)
     y = rng.integers(0, 3, size=len(X)).astype(float)
-    cpu = est(max_depth=4, min_samples_leaf=2, random_state=0, backend="cpu").fit(X, y)
-    other = est(max_depth=4, min_samples_leaf=2, random_state=0, backend=backend).fit(X, y)
-    assert other.backend_ == backend
-    assert other.tree_.equals(cpu.tree_)
+    if backend == "cuda":
+        with pytest.raises(ValueError, match="backend='cuda' does not take missing values"):
+            est(max_depth=4, backend=backend).fit(X, y)
+    else:
+        est(max_depth=4, backend=backend).fit(X, y)
+    X_full, _ = _data(11, n=40, missing=0.0)
+    cpu = est(max_depth=4, min_samples_leaf=2, random_state=0, backend="cpu").fit(X_full, y)
+    other = est(max_depth=4, min_samples_leaf=2, random_state=0, backend=backend).fit(X_full, y)
+    assert other.backend_ == backend and other.tree_.equals(cpu.tree_)
+    np.testing.assert_array_equal(other.predict(X), cpu.predict(X))
