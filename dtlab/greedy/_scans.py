@@ -214,6 +214,25 @@ def _record_missing_split(f, best, k, missing_left, n_miss, xs, s, m_present, f_
 
 
 @numba.njit(**NJIT)
+def _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
+                            f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
+    """:func:`_scan_presorted_feature` of a feature some rows of the node miss (:mod:`._missing`)."""
+    m_present = n_present(vals[f], s, e)
+    f_const[f] = 1 if m_present == 0 else 0
+    if m_present == 0:
+        return
+    if criterion == MSE:
+        best, k, left = scan_mse_missing(vals[f], ylist[f], s, m_present, e, msl, thr, buf[slot])
+    else:
+        best, k, left = scan_classes_missing(vals[f], ylist[f], s, m_present, e, msl, thr, criterion,
+                                             cnt[slot, 0], cnt[slot, 1], cnt[slot, 2])
+    f_gain[f] = 0.0
+    f_ratio[f] = 0.0
+    _record_missing_split(f, best, k, left, e - s - m_present, vals[f], s, m_present, f_score, f_pos, f_thr,
+                          f_miss_left, f_n_miss)
+
+
+@numba.njit(**NJIT)
 def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
     """Best split of feature ``f`` on the node ``[s, e)`` of the presorted lists.
@@ -234,20 +253,9 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
         MDL-corrected gain and the gain ratio, whether the missing rows go
         left (uint8) and how many rows of the node miss the feature.
     """
-    m_present = n_present(vals[f], s, e)
-    if m_present < e - s:  # missing values (:mod:`._missing`)
-        f_const[f] = 1 if m_present == 0 else 0
-        if m_present == 0:
-            return
-        if criterion == MSE:
-            best, k, left = scan_mse_missing(vals[f], ylist[f], s, m_present, e, msl, thr, buf[slot])
-        else:
-            best, k, left = scan_classes_missing(vals[f], ylist[f], s, m_present, e, msl, thr, criterion,
-                                                 cnt[slot, 0], cnt[slot, 1], cnt[slot, 2])
-        f_gain[f] = 0.0
-        f_ratio[f] = 0.0
-        _record_missing_split(f, best, k, left, e - s - m_present, vals[f], s, m_present, f_score, f_pos, f_thr,
-                              f_miss_left, f_n_miss)
+    if np.isnan(vals[f, e - 1]):  # NaN sorts last: some rows of the node miss the feature
+        _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
+                                f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
         return
     f_n_miss[f] = 0
     if vals[f, e - 1] <= vals[f, s] + thr:

@@ -3,13 +3,14 @@
 The project trained a variance-reduction regression tree in C (with and
 without SIMD) to predict age from the other columns of the Kaggle diabetes
 prediction data (100,000 rows) and reported the training time for 5,000,
-25,000 and 100,000 rows.  The sweeps here redo that with dtlab's three split
-searches and scikit-learn, and measure error against depth on a held-out
-split; the benchmarks compare the vectorised regressor and the CART
-classifier with scikit-learn in one run, per core (one thread each) and for
-the whole machine (see :mod:`dtlab.experiments.timing`).  Figure producers
-and benchmarks are registered at the bottom; the estimators never import
-this module.
+25,000 and 100,000 rows.  The timing sweep (:mod:`.sweeps`) redoes that with
+dtlab's three split searches and scikit-learn, every fit in alternation; the
+functions here measure error against depth on a held-out split; the
+benchmarks compare the vectorised regressor and the CART classifier with
+scikit-learn in one run, per core (one thread each) and for the whole
+machine (see :mod:`dtlab.experiments.timing`).  Figure producers and
+benchmarks are registered at the bottom; the estimators never import this
+module.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from ..experiments.registry import RunContext, register_benchmark, register_figu
 from ..experiments.timing import (
     MODES,
     comparison,
-    machine_threads,
     numba_threads,
     paired_times,
     ratio_keys,
@@ -36,118 +36,13 @@ from . import plots
 from .classifier import DecisionTreeClassifier
 from .compare import same_tree, sklearn_twin, tie_report
 from .regressor import DecisionTreeRegressor
+from .sweeps import METHODS, PROJECT_REPORTED_SECONDS, _estimator, timing_vs_size
 
 __all__ = ["METHODS", "PROJECT_REPORTED_SECONDS", "SKLEARN_FIT_NOTE", "classifier_vs_sklearn", "error_vs_depth",
            "method_agreement", "regressor_vs_sklearn", "tie_check", "timing_vs_size", "tree_summary"]
 
-#: Training times the C project reported (seconds; Intel i5-10310U, AVX2, its own depth limit).
-PROJECT_REPORTED_SECONDS = {
-    ("naive", "SIMD"): {5_000: 9.31, 25_000: 496.74},
-    ("naive", "sequential"): {5_000: 52.92},
-    ("incremental", "SIMD"): {25_000: 6.15, 100_000: 112.58},
-    ("incremental", "sequential"): {25_000: 32.75, 100_000: 555.77},
-}
-
 #: Why scikit-learn's side of a whole-machine comparison runs on one thread.
 SKLEARN_FIT_NOTE = "scikit-learn fits one tree on one thread (it has no multi-core mode for a single tree)"
-
-METHODS = ("naive", "incremental", "vectorized", "sklearn")
-
-
-def _estimator(method: str, max_depth: int | None, seed: int):
-    if method == "sklearn":
-        from sklearn.tree import DecisionTreeRegressor as SkRegressor
-
-        return SkRegressor(max_depth=max_depth, random_state=seed)
-    return DecisionTreeRegressor(max_depth=max_depth, method=method, random_state=seed, backend="cpu")
-
-
-def timing_vs_size(sizes: Sequence[int] = (5_000, 25_000, 100_000), methods: Sequence[str] = METHODS,
-                   max_depth: int | None = None, naive_max_rows: int | None = 25_000, repeats: int = 3,
-                   seed: int = 0):
-    """Training time against training-set size on the project's task (age from the other columns).
-
-    At each size every contender's ``fit`` is timed in alternation (one fit of each in turn, ``repeats``
-    rounds), so that all of them meet the same load of a shared machine.  The naive, incremental and
-    scikit-learn fits run on one thread (none has a parallel mode); the vectorised search, whose kernels are
-    parallel, is timed twice: on one numba thread (per core, beside the others) and on every numba thread
-    (the whole machine), so a ratio of one line to another never sets two threads against one unseen.
-
-    Parameters
-    ----------
-    sizes : sequence of int
-        Numbers of rows (the first rows of the data, as the project used).
-    methods : sequence of {"naive", "incremental", "vectorized", "sklearn"}
-    max_depth : int or None
-        Depth limit of every tree (None: fully grown).
-    naive_max_rows : int or None
-        The naive search is O(n^2) per feature and node: sizes above this are
-        skipped for it (reported with ``skipped=True``); None runs all sizes.
-    repeats : int
-        Alternating rounds per size (median and spread over them), after the
-        fit on 200 rows that keeps numba's compilation out of the numbers; the
-        naive search takes part in the first round only above 5,000 rows (one
-        of its fits there takes as long as many of the others').
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per size and contender: ``n_samples``, ``method``, ``threads``
-        (the threads the fit ran on), ``contender`` (method and threads, e.g.
-        ``"vectorized, 2 threads"``), ``seconds`` (median; NaN when skipped),
-        ``seconds_min``, ``seconds_max`` (the spread), ``runs``, ``n_nodes``,
-        ``skipped``, ``max_depth``.
-    """
-    import pandas as pd
-
-    data = load_diabetes_prediction(target="age")
-    for method in methods:  # compile (or load numba's cache) before any timing
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
-        _estimator(method, max_depth, seed).fit(data.X[:200], data.y[:200])
-    rows = []
-    for n in sizes:
-        X, y = data.X[:n], data.y[:n]
-        contenders = []  # (method, threads, estimator, rounds)
-        for method in methods:
-            thread_counts = sorted({1, machine_threads()}) if method == "vectorized" else [1]
-            for n_threads in thread_counts:
-                if method == "naive" and naive_max_rows is not None and n > naive_max_rows:
-                    rows.append(_timing_row(n, method, n_threads, [], None, max_depth))
-                    continue
-                slow = method == "naive" and n > 5_000
-                contenders.append((method, n_threads, _estimator(method, max_depth, seed), 1 if slow else repeats))
-        seconds = _alternating_fits(contenders, X, y)
-        for (method, n_threads, est, _), times in zip(contenders, seconds):
-            n_nodes = est.tree_.node_count if method == "sklearn" else est.tree_.n_nodes
-            rows.append(_timing_row(n, method, n_threads, times, int(n_nodes), max_depth))
-    frame = pd.DataFrame(rows)
-    frame["max_depth"] = pd.Series([max_depth] * len(frame), dtype=object)
-    return frame
-
-
-def _alternating_fits(contenders: list[tuple], X: np.ndarray, y: np.ndarray) -> list[list[float]]:
-    """Seconds of each contender's fits, in rounds of one fit each (a contender leaves after its rounds)."""
-    times: list[list[float]] = [[] for _ in contenders]
-    for r in range(max((c[3] for c in contenders), default=0)):
-        for (_, n_threads, est, rounds), bucket in zip(contenders, times):
-            if r < rounds:
-                with numba_threads(n_threads):
-                    start = time.perf_counter()
-                    est.fit(X, y)
-                    bucket.append(time.perf_counter() - start)
-    return times
-
-
-def _timing_row(n: int, method: str, n_threads: int, times: list[float], n_nodes: int | None,
-                max_depth: int | None) -> dict[str, Any]:
-    skipped = not times
-    return dict(n_samples=n, method=method, threads=n_threads,
-                contender=f"{method}, {n_threads} thread{'s' if n_threads > 1 else ''}",
-                seconds=np.nan if skipped else float(np.median(times)),
-                seconds_min=np.nan if skipped else min(times), seconds_max=np.nan if skipped else max(times),
-                runs=len(times), n_nodes=np.nan if skipped else n_nodes, skipped=skipped, max_depth=max_depth)
-
 
 def error_vs_depth(depths: Sequence[int | None] = tuple(range(1, 21)), n_samples: int | None = None,
                    test_fraction: float = 0.25, method: str = "vectorized", seed: int = 0):
@@ -338,13 +233,24 @@ def _records(frame) -> list[dict]:
             for row in frame.to_dict(orient="records")]
 
 
+# The sizes of the registered runs, named once: the descriptions below are made from them, so a description
+# cannot state another size than the run uses (the captions read theirs from the recorded results).
+TIMING_SIZES = (5_000, 25_000, 100_000)
+BENCHMARK_DEPTHS = (5, 10, None)
+CLASSIFIER_ROWS = 1_000_000
+
+
+def _depth_words(depths: Sequence[int | None]) -> str:
+    return ", ".join("unlimited" if d is None else str(d) for d in depths)
+
+
 @register_figure("greedy_regression_timing", technique="greedy",
                  description="Regression tree training time against rows: naive, incremental, vectorised, "
                              "scikit-learn (the SIMD decision tree project's task)",
                  captions=plots.timing_captions)
 def _timing_figure(ctx: RunContext) -> dict:
     max_depth = None
-    frame = timing_vs_size(sizes=(5_000, 25_000, 100_000), max_depth=max_depth,
+    frame = timing_vs_size(sizes=TIMING_SIZES, max_depth=max_depth,
                            naive_max_rows=ctx.pick(25_000, None), repeats=ctx.pick(5, 7), seed=ctx.seed)
     ctx.savefig(plots.plot_timing_vs_size(frame, reported=PROJECT_REPORTED_SECONDS), "greedy_regression_timing")
     return {"max_depth": max_depth, "timings": _records(frame), "project_reported_seconds": {
@@ -362,16 +268,17 @@ def _depth_figure(ctx: RunContext) -> dict:
 
 
 @register_benchmark("greedy_regressor_vs_sklearn", technique="greedy",
-                    description="Vectorised regression tree against scikit-learn: training time on 100,000 rows "
-                                "(depth 5, 10, unlimited), per core and whole machine; trees compared",
+                    description="Vectorised regression tree against scikit-learn: training time on the diabetes "
+                                f"data (depth {_depth_words(BENCHMARK_DEPTHS)}), per core and whole machine; trees "
+                                "compared",
                     captions=plots.regressor_speed_captions)
 def _regressor_benchmark(ctx: RunContext) -> dict:
-    frame, comparisons = regressor_vs_sklearn(depths=(5, 10, None), repeats=ctx.pick(7, 15), seed=ctx.seed)
+    frame, comparisons = regressor_vs_sklearn(depths=BENCHMARK_DEPTHS, repeats=ctx.pick(7, 15), seed=ctx.seed)
     ctx.savefig(plots.plot_speedups(comparisons), "greedy_regressor_vs_sklearn")
     out: dict[str, Any] = {"trees": _records(frame), "comparisons": comparisons,
                            "goal": "per core (one thread each), at least as fast as scikit-learn at every depth "
-                                   "with the same tree (or differences only between splits of exactly equal gain, "
-                                   "with the same training MSE)"}
+                                   "in every alternating run, with the same tree (or differences only between "
+                                   "splits of exactly equal gain, with the same training MSE)"}
     for entry in comparisons:
         depth = entry["max_depth"]
         out[f"speedup_{'unlimited' if depth is None else f'depth_{depth}'}_{entry['mode']}"] = entry["speedup"]
@@ -384,12 +291,13 @@ def _regressor_benchmark(ctx: RunContext) -> dict:
 
 
 @register_benchmark("greedy_classifier_vs_sklearn", technique="greedy",
-                    description="CART (Gini) against scikit-learn: training time on Chess3x3 with 10^6 rows, "
-                                "per core and whole machine; trees compared",
+                    description=f"CART (Gini) against scikit-learn: training time on Chess3x3 with "
+                                f"{CLASSIFIER_ROWS:,} rows, per core and whole machine; trees compared",
                     captions=plots.classifier_speed_captions)
 def _classifier_benchmark(ctx: RunContext) -> dict:
-    out = classifier_vs_sklearn(n_samples=1_000_000, repeats=ctx.pick(5, 9), seed=ctx.seed)
-    out["goal"] = "per core (one thread each), at least as fast as scikit-learn with the same tree"
+    out = classifier_vs_sklearn(n_samples=CLASSIFIER_ROWS, repeats=ctx.pick(5, 9), seed=ctx.seed)
+    out["goal"] = ("per core (one thread each), at least as fast as scikit-learn in every alternating run, with "
+                   "the same tree")
     per_core = next(e for e in out["comparisons"] if e["mode"] == "per_core")
     out["goal_met"] = bool(per_core["speedup_min"] >= 1.0 and out["same_tree"])  # over the whole spread
     return out

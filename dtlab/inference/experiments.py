@@ -157,7 +157,7 @@ def benchmark_vs_peers(scale: str = "small", depths: Sequence[int] = (6, 8), rep
 
     Predictions of every method are checked first against the peer's (1e-6
     relative, on 5 000 rows).  The traversal is timed on all rows, alternating
-    with the peer; bitmask and QuickScorer (10-100x slower: they evaluate every
+    with the peer; bitmask and QuickScorer (much slower: they evaluate every
     node / every false test) on 2% of the rows, and again on all rows only
     if they come within 2x of the traversal.  Speedups are peer seconds / dtlab
     seconds of the fastest method timed on all rows.
@@ -186,7 +186,7 @@ def benchmark_vs_peers(scale: str = "small", depths: Sequence[int] = (6, 8), rep
                 _set_threads(booster, lparams, rf, threads)
                 with numba_threads(threads):
                     Xp = forest.prepare(X)
-                    # the methods that evaluate every node are 10-100x slower: timed on 2% of the rows
+                    # the methods that evaluate every node are much slower: timed on 2% of the rows
                     small = Xp[: max(n // 50, 1)]
                     rate = {m: small.shape[0] * k / statistics.median(t) for m, t in zip(
                         SUBSET_METHODS, paired_times([lambda m=m, f=forest, s=small: f.raw_sum(s, m)
