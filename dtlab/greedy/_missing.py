@@ -108,6 +108,18 @@ def scan_mse_missing(xs, ys, s, m_present, e, msl, thr, buf):
 
 
 @numba.njit(**NJIT)
+def _left_size(xs, s, k, m_present, m, shift, msl, thr):
+    """Rows on the left of candidate ``k`` (present rows ``s .. s + k - 1`` left, plus ``shift`` missing ones), or
+    -1 where it is no candidate: no threshold between equal values, or a side under ``min_samples_leaf``."""
+    if k < m_present and xs[s + k] <= xs[s + k - 1] + thr:
+        return -1
+    nl = k + shift
+    if nl < msl or m - nl < msl:
+        return -1
+    return nl
+
+
+@numba.njit(**NJIT)
 def _class_proxy(cnt_l, cnt_r, sq_l, sq_r, fl, fr, criterion):
     """scikit-learn's proxy ``-n_R I_R - n_L I_L`` of class counts (Gini from the sums of squared counts)."""
     if criterion == GINI:
@@ -157,10 +169,8 @@ def scan_classes_missing(xs, ys, s, m_present, e, msl, thr, criterion, cnt_l, cn
             cnt_l[c] += 1.0
             sq_r -= 2.0 * cnt_r[c] - 1.0
             cnt_r[c] -= 1.0
-            if k < m_present and xs[s + k] <= xs[s + k - 1] + thr:
-                continue
-            nl = k + shift
-            if nl < msl or m - nl < msl:
+            nl = _left_size(xs, s, k, m_present, m, shift, msl, thr)
+            if nl < 0:
                 continue
             proxy = _class_proxy(cnt_l, cnt_r, sq_l, sq_r, float(nl), float(m - nl), criterion)
             if proxy > best:
@@ -191,10 +201,8 @@ def scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr):
         b_present = 0.0
         for k in range(1, last + 1):
             b_present += ys[k - 1]
-            if k < m_present and xs[k] <= xs[k - 1] + thr:
-                continue
-            nl = k + shift
-            if nl < msl or m - nl < msl:
+            nl = _left_size(xs, 0, k, m_present, m, shift, msl, thr)
+            if nl < 0:
                 continue
             b_left = b_present + b_shift
             b_right = g_total - b_left
@@ -218,7 +226,8 @@ def scan_mse_naive_missing(xs, X_f, y, samples, s, e, m_present, msl, thr):
     for missing_left in (False, True):
         last = m_present - 1 if missing_left else m_present
         for k in range(1, last + 1):
-            if k < m_present and xs[k] <= xs[k - 1] + thr:
+            # the sides' sizes are counted below, from the rows themselves
+            if _left_size(xs, 0, k, m_present, m, 0, 0, thr) < 0:
                 continue
             cut = xs[k - 1] if k < m_present else np.inf
             n_l = 0

@@ -55,7 +55,10 @@ def sorted_row_ids(values: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
     """
     sign = np.uint32(0x80000000)
     values = np.ascontiguousarray(values, dtype=np.float32)
-    bits = np.where(np.isnan(values), np.uint32(0x7FC00000), values.view(np.uint32))
+    bits = values.view(np.uint32)
+    missing = np.isnan(values)
+    if missing.any():
+        bits = np.where(missing, np.uint32(0x7FC00000), bits)
     key = np.where(bits & sign, ~bits, bits | sign).astype(np.uint64)
     key <<= np.uint64(32)
     key |= row_ids
