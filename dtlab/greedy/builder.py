@@ -117,13 +117,13 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     depth = UNLIMITED_DEPTH if max_depth is None else int(max_depth)
     seed = sklearn_seed(random_state)
     be = resolve_backend(backend, X32)
-    has_missing = bool(np.isnan(X32).any())
-    if has_missing and be.is_cuda:
+    missing = bool(np.isnan(X32).any())
+    if missing and be.is_cuda:
         raise ValueError("backend='cuda' does not take missing values (NaN) in X yet: the CUDA split search has "
                          "no missing-value scans (the CPU's, which learn a direction per split as scikit-learn "
                          "does, are in dtlab.greedy._missing); use backend='cpu', or impute X. NaN at predict "
                          "time works on both backends")
-    if has_missing and crit == GAIN_RATIO:
+    if missing and crit == GAIN_RATIO:
         raise ValueError("criterion='gain_ratio' does not take missing values (NaN) in X: C4.5 spreads such rows "
                          "over both children by weight, which is not implemented; use criterion='gini' or "
                          "'entropy' (each split learns a direction for missing values) or impute X first")

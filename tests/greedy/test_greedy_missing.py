@@ -215,3 +215,24 @@ def test_missing_values_on_backends(backend, est):
     other = est(max_depth=4, min_samples_leaf=2, random_state=0, backend=backend).fit(X_full, y)
     assert other.backend_ == backend and other.tree_.equals(cpu.tree_)
     np.testing.assert_array_equal(other.predict(X), cpu.predict(X))
+
+
+@pytest.mark.parametrize("est,module", [(DecisionTreeRegressor, "regressor"), (DecisionTreeClassifier, "classifier")])
+def test_auto_backend_grows_trees_with_missing_values_on_the_cpu(est, module, monkeypatch):
+    """backend="auto" asks for a CUDA search only where X has no missing value (none exists for NaN yet)."""
+    import importlib
+
+    mod = importlib.import_module(f"dtlab.greedy.{module}")
+    asked = []
+    resolve = mod.resolve_backend
+
+    def spy(backend, *arrays, has_cuda=True):
+        asked.append(has_cuda)
+        return resolve(backend, *arrays, has_cuda=has_cuda)
+
+    monkeypatch.setattr(mod, "resolve_backend", spy)
+    X, rng = _data(2, n=40, missing=0.2)
+    y = rng.integers(0, 2, size=40).astype(float)
+    assert est(max_depth=2).fit(X, y).backend_ == "cpu"
+    est(max_depth=2).fit(np.nan_to_num(X), y)
+    assert asked == [False, True]
