@@ -87,7 +87,8 @@ def peer_captions(results: dict[str, Any]) -> dict[str, str]:
         rows_of[c["dataset"]] = c.get("n_samples")
     sets = ". ".join((f"{name} ({rows_of[name]:,} training rows): " if rows_of[name] else f"{name}: ")
                      + "; ".join(parts) for name, parts in by_set.items())
-    goals = results.get("goals", {})
+    goals = {k: g if isinstance(g, dict) else {"met": g, "worst_time_ratio": float("nan"), "same_auc": True}
+             for k, g in results.get("goals", {}).items()}  # a bool per goal in results of before the spreads
     goal_text = "; ".join(
         f"{name}: {'met' if g['met'] else 'missed'}" + ("" if g["met"] else
                                                       f" (worst round {g['worst_time_ratio']:.2f}, "
