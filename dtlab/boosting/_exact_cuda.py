@@ -1,6 +1,6 @@
-"""The exact split search on CUDA (numba.cuda kernels), tree for tree the CPU path's (:mod:`._exact`).
+"""The exact split search on CUDA (numba.cuda kernels), tree for tree the CPU path's (:mod:`._exact_cpu`).
 
-The presorted lists (:func:`dtlab.greedy._presort.presort_columns`, present
+The presorted lists (:func:`dtlab.splits.presort_columns`, present
 values only) live on the device with a second buffer; per level, every node is
 one contiguous segment of every list, as on the CPU.  Three kernels:
 
@@ -9,21 +9,21 @@ one contiguous segment of every list, as on the CPU.  Three kernels:
                prefix sum (:func:`dtlab._cuda_blocks.block_inclusive_scan`) of
                g and of h per chunk, every thread scoring its candidate position
                for both missing directions with the CPU's proxy
-               (:func:`dtlab.greedy._scans._split_proxy`, the same plain function
+               (:func:`dtlab.splits.split_proxy`, the same plain function
                compiled for the device), then one block-wide arg-max per
                direction (:func:`dtlab._cuda_blocks.block_argmax`): "missing
                right" keeps the first of equal proxies, "missing left" the last,
-               as :func:`~dtlab.greedy._scans._rank_prefix` does; thread 0 then
+               as :func:`dtlab.splits.rank_prefix` does; thread 0 then
                combines both with the "all present values on one side"
                candidates in XGBoost's order and float32 arithmetic
-               (:func:`._exact._choose_candidate`, shared with the CPU);
+               (:func:`._exact_cpu._choose_candidate`, shared with the CPU);
 ``mark``       each row of a splitting node starts on its default side, then the
                split feature's segment overwrites its present rows by ``x < thr``;
 ``partition``  one block per (splitting node, feature): a block-wide scan of the
                "goes left" flags gives every entry its slot, left child first,
                stably (no re-sorting), into the other buffer.
 
-The host picks each node's feature (:func:`._exact._reduce_splits`: the largest
+The host picks each node's feature (:func:`._exact_cpu._reduce_splits`: the largest
 loss change, the smallest feature on ties) and runs the grower.  Identical trees:
 the thresholds are the same float32 midpoints, the proxies the same float32
 arithmetic, and the prefix sums of float32 gradients in float64 are exact (so
@@ -43,10 +43,10 @@ import numba
 import numpy as np
 from numba import cuda
 
+from .. import splits
 from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import compile_functions, cuda_device
-from ..greedy._scans import _split_proxy
-from ._exact import _choose_candidate, _leaf_gain32, _midpoint, _reduce_splits
+from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint, _reduce_splits
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128
@@ -56,9 +56,9 @@ SIMULATOR_THREADS_PER_BLOCK = 8
 @functools.lru_cache(maxsize=4)
 def _kernels(tpb: int):
     """Compile the kernels for ``tpb`` threads per block (a power of two: the shared arrays' size)."""
-    dev = compile_functions([_split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose_candidate],
+    dev = compile_functions([splits.split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose_candidate],
                             cuda_device())
-    split_proxy, leaf_gain32, choose = dev["_split_proxy"], dev["_leaf_gain32"], dev["_choose_candidate"]
+    split_proxy, leaf_gain32, choose = dev["split_proxy"], dev["_leaf_gain32"], dev["_choose_candidate"]
 
     @cuda.jit(device=True)
     def load_scan(rows, g, h, s, m, c0, buf_g, buf_h, tid):
@@ -101,7 +101,7 @@ def _kernels(tpb: int):
         has_miss = m < node_n[k]
         g_miss = node_g[k] - g_pres if has_miss else 0.0
         h_miss = node_h[k] - h_pres if has_miss else 0.0
-        g_total = g_pres + g_miss  # as _rank_prefix
+        g_total = g_pres + g_miss  # as rank_prefix
         h_total = h_pres + h_miss
         f32 = np.float32(0.0)
         mr_v = -math.inf
@@ -214,18 +214,15 @@ class ExactCudaSearch:
     """
 
     def __init__(self, data, n_workers: int = 1):
-        from ..greedy._presort import presort_columns
-        from ._sort import DEFAULT_SORT, SORTS
-
         self.tpb = SIMULATOR_THREADS_PER_BLOCK if numba.config.ENABLE_CUDASIM else THREADS_PER_BLOCK
         self.indptr = data.indptr
-        rows0, vals0 = presort_columns(data.indptr, data.indices, data.values, SORTS[DEFAULT_SORT])
+        rows0, vals0 = splits.presort_columns(data.indptr, data.indices, data.values, splits.SORTS[splits.DEFAULT_SORT])
         self.col_missing = np.diff(data.indptr) < data.n_samples
         self.d_rows0, self.d_vals0 = cuda.to_device(rows0), cuda.to_device(vals0)
         self.d_col_missing = cuda.to_device(self.col_missing)
         self.buffers = [(cuda.device_array_like(rows0), cuda.device_array_like(vals0)) for _ in range(2)]
         self.d_side = cuda.device_array(max(data.n_samples, 1), np.uint8)
-        #: Entries scanned, ranked and partitioned over the fit, as :class:`._exact.ExactSearch` counts them.
+        #: Entries scanned, ranked and partitioned over the fit, as :class:`.exact.ExactSearch` counts them.
         self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:

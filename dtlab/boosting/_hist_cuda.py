@@ -5,14 +5,14 @@ Three kernels per level, over the histograms kept on the device:
 ``build``  one thread per (node to build, feature): the node's rows summed in
            row order, then the sibling as parent minus it -- the CPU's order of
            additions, so the histograms are equal to the bit (no atomics);
-``scan``   one thread per (node, feature): :func:`._hist._best_bin_split`, the
+``scan``   one thread per (node, feature): :func:`._hist_cpu._best_bin_split`, the
            same plain function (with the greedy trees' prefix ranking,
-           :func:`dtlab.greedy._scans._rank_prefix`) compiled as a CUDA device
+           :func:`dtlab.splits.rank_prefix`) compiled as a CUDA device
            function;
 ``reduce`` one block per node: the best feature by :func:`dtlab._cuda_blocks.block_argmax`
            (largest gain, the first feature on ties, as the CPU's ``argmax``).
 
-The rows' partition between levels (:func:`._hist._split_rows`) and the grower
+The rows' partition between levels (:func:`._hist_cpu._split_rows`) and the grower
 stay on the host, and the row order goes to the device once per level: this
 path is written for correctness (identical trees, tested under numba's CUDA
 simulator) before speed -- one thread per (node, feature) leaves most of a
@@ -28,17 +28,17 @@ from numba import cuda
 
 from .._cuda_blocks import block_argmax
 from .._jit import compile_functions, cuda_device
-from ..greedy._reductions import _largest
-from ..greedy._scans import _rank_prefix
-from ._exact import RT_EPS, _leaf_gain
-from ._hist import HistSearch, _best_bin_split
+from ..splits import largest, rank_prefix
+from ._exact_cpu import RT_EPS, _leaf_gain
+from ._hist_cpu import _best_bin_split
+from .hist import HistSearch
 
 REDUCE_TPB = 32
 
 
 @functools.lru_cache(maxsize=None)
 def _kernels():
-    dev = compile_functions([_leaf_gain.py_func, _largest.py_func, _rank_prefix.py_func, _best_bin_split.py_func],
+    dev = compile_functions([_leaf_gain.py_func, largest.py_func, rank_prefix.py_func, _best_bin_split.py_func],
                             cuda_device())
     best_bin_split = dev["_best_bin_split"]
 
@@ -105,7 +105,7 @@ def _blocks(n: int, tpb: int = 64) -> tuple[int, int]:
 
 
 class HistCudaSearch(HistSearch):
-    """:class:`._hist.HistSearch` with histograms, scans and the per-node reduction on the device."""
+    """:class:`.hist.HistSearch` with histograms, scans and the per-node reduction on the device."""
 
     def __init__(self, data, n_workers: int, max_bins: int):
         super().__init__(data, 1, max_bins)

@@ -1,6 +1,6 @@
 """The CPU benchmark's data, its check that dtlab exact grows XGBoost exact's trees, and its goals.
 
-Data sets: the project's ``synthetic`` rows (:func:`~dtlab.boosting.experiments.synthetic`), the HIGGS
+Data sets: the project's ``synthetic`` rows (:func:`~dtlab.boosting.datasets.synthetic`), the HIGGS
 subset, and ``heldout``: a scikit-learn ``make_classification`` set with several informative features and
 label noise, fixed here once (:data:`HELDOUT`) and never used to tune dtlab, so the goals are also judged on
 data the project did not choose.
@@ -25,38 +25,6 @@ HELDOUT = dict(n_features=32, n_informative=12, n_redundant=6, n_repeated=0, n_c
 HELDOUT_ROWS = {"small": 60_000, "paper": 500_000}
 #: Equal test AUC, as the goals require it: within this of the peer's.
 AUC_TOLERANCE = 0.002
-
-
-def synthetic(n_samples: int = 20_000, n_features: int = 28, missing: float = 0.0, seed: int = 0):
-    """Binary classification rows whose label depends on a few features smoothly (an AUC near 0.99).
-
-    Returns
-    -------
-    X : float32 array (n_samples, n_features), NaN where missing (a fraction ``missing`` of entries)
-    y : int32 array (n_samples,)
-    """
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
-    k = min(6, n_features)
-    w = rng.normal(size=k)
-    z = X[:, :k] @ w + 0.8 * np.sin(2 * X[:, 0]) * X[:, min(1, n_features - 1)]
-    y = (z + 0.35 * rng.normal(size=n_samples) > 0).astype(np.int32)
-    if missing:
-        X[rng.random(X.shape) < missing] = np.nan
-    return X, y
-
-
-def as_csc_without_missing(X: np.ndarray):
-    """A scipy CSC matrix holding the non-NaN entries of ``X`` (n_samples, n_features): NaN becomes absent."""
-    import scipy.sparse as sp
-
-    r, c = np.nonzero(~np.isnan(X))
-    return sp.csc_matrix((X[r, c], (r, c)), shape=X.shape)
-
-
-def test_split(X, y, fraction: float = 0.25):
-    cut = int(X.shape[0] * (1 - fraction))
-    return X[:cut], y[:cut], X[cut:], y[cut:]
 
 
 def heldout(n_train: int) -> tuple[np.ndarray, np.ndarray]:

@@ -40,7 +40,7 @@ from ..experiments.timing import (
     threads_for,
 )
 from . import plots
-from .bench import as_csc_without_missing, synthetic, test_split  # noqa: F401  (the notebook's helpers, here too)
+from .datasets import as_csc_without_missing, holdout_split, synthetic
 from .estimators import GBDTClassifier
 
 #: The issue's timings on a 2-core machine, 500,000 x 28 synthetic rows, depth 6, 40 trees, 2 threads each (s).
@@ -236,7 +236,7 @@ def _peers_benchmark(ctx: RunContext) -> dict:
     frames, comps, agreement = {}, [], {}
     for name in selected("DTLAB_BOOSTING_SETS", tuple(makers)):
         X, y = makers[name]()
-        Xtr, ytr, Xte, yte = test_split(X, y)
+        Xtr, ytr, Xte, yte = holdout_split(X, y)
         start = time.perf_counter()
         models: dict = {}
         rows = time_per_tree(Xtr, ytr, Xte, yte, n_trees=n_trees, max_depth=max_depth, modes=modes,
@@ -280,7 +280,7 @@ def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int
     -------
     list of dict: ``sort, workers, n, seconds`` (``workers`` 0 for the device sort)
     """
-    from ._sort import numpy_argsort, radix_argsort
+    from ..splits import numpy_argsort, radix_argsort
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -321,7 +321,7 @@ def _sort_figure(ctx: RunContext) -> dict:
     rows = sort_timing(sizes=ctx.pick((10_000, 100_000, 1_000_000), (10_000, 100_000, 1_000_000, 10_000_000)),
                        workers=tuple(range(1, machine_threads() + 1)), repeats=ctx.pick(5, 9))
     ctx.savefig(plots.plot_sort_timing(rows), "boosting_sort")
-    from ._sort import DEFAULT_SORT
+    from ..splits import DEFAULT_SORT
 
     return {"rows": rows, "library_sort": DEFAULT_SORT, "load_average": load_average()}
 
@@ -376,7 +376,7 @@ def _gpu_benchmark(ctx: RunContext) -> dict:
                                                "`make gpu-check` on a GPU machine", "target": GPU_TARGET}
     device = resolve_backend("cuda").devices()[0].name
     X, y = synthetic(int(ctx.pick(GPU_ROWS["small"], GPU_ROWS["paper"]) / 0.75), seed=ctx.seed)
-    Xtr, ytr, Xte, yte = test_split(X, y)
+    Xtr, ytr, Xte, yte = holdout_split(X, y)
     contenders = gpu_contenders()
     start = time.perf_counter()
     rows = time_per_tree(Xtr, ytr, Xte, yte, modes=("whole_machine",), contenders=contenders, repeats=3)

@@ -17,7 +17,7 @@ import numpy as np
 from ..backend import cpu_cores
 from ..experiments.registry import RunContext, register_benchmark, register_figure
 from ..experiments.timing import load_average, machine_threads, numba_threads, paired_times
-from ..testing import random_grid_tree
+from ..trees.synthetic import random_grid_tree
 from .bench import CPU_METHODS
 from .forest import Forest
 from .patent import patent_example

@@ -8,12 +8,12 @@ The tree is grown depth first by the host, node by node in scikit-learn's
 order (the feature draws that break ties need that order); per node:
 
 1. ``scan`` -- one block per feature scans the node's segment of that
-   feature's presorted list (:mod:`._presort`): a block-wide prefix sum (of y
+   feature's presorted list (:mod:`dtlab.splits.presort`): a block-wide prefix sum (of y
    for regression, of each class's indicator for classification) chunk by
    chunk, every thread scoring its candidate position, then a block-wide
    arg-max (first position on ties, as on the CPU);
 2. the host draws the features (:mod:`._draws`), computes the children's
-   statistics from the chosen feature's segment (:mod:`._grower`'s node
+   statistics from the chosen feature's segment (:mod:`._cpu`'s node
    statistics) and applies the CPU grower's rules (:mod:`._rules`);
 3. unless neither child can split, ``mark`` flags the rows going left and
    ``partition`` -- one block per feature -- moves them first in every list,
@@ -33,9 +33,9 @@ import numpy as np
 from numba import cuda
 
 from .._cuda_blocks import block_argmax, block_inclusive_scan
+from ..splits import attribute_lists
+from ._cpu import _class_stats, _reg_stats
 from ._draws import _select_feature
-from ._grower import _class_stats, _reg_stats
-from ._presort import attribute_lists
 from ._rules import (
     FEATURE_THRESHOLD,
     GAIN_RATIO,
@@ -225,7 +225,7 @@ def _kernels(tpb: int):
 
 def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
               min_samples_split: int, min_samples_leaf: int, seed: int, backend) -> tuple:
-    """Grow a tree with the split search on the GPU; same outputs as :func:`._grower._grow`.
+    """Grow a tree with the split search on the GPU; same outputs as :func:`._cpu._grow`.
 
     Parameters
     ----------
