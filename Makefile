@@ -3,9 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
+PEERS := .peers
+PEERS_STAMP := $(PEERS)/.installed
 SCALE ?= small
 
-.PHONY: setup git-filter figures test test-browser screens lint lab bench readme gpu-check clean-figures
+.PHONY: setup git-filter figures test test-browser screens lint lab bench peers readme gpu-check clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,9 +57,20 @@ lint: $(STAMP)
 lab: setup
 	$(PY) scripts/lab.py
 
+## peers that cannot share .venv (dtlab/experiments/peer_env.py): liblinear-multicore installs the module name
+## of liblinear-official, so its sdist is built (gcc, OpenMP) into .peers/liblinear-multicore; lleaves 1.3 needs
+## llvmlite < 0.45 (numba needs a newer one), so it gets its own venv .peers/lleaves
+peers: $(PEERS_STAMP)
+
+$(PEERS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --no-deps --upgrade --target $(PEERS)/liblinear-multicore "liblinear-multicore==2.50.0"
+	$(PYTHON) -m venv $(PEERS)/lleaves
+	$(PEERS)/lleaves/bin/python -m pip install --quiet "lleaves==1.3.0" "llvmlite<0.45" numpy
+	touch $@
+
 ## benchmarks against the peers (scikit-learn, XGBoost, LightGBM, LIBLINEAR) and the NumPy reference, per core and whole machine; ratios go to
-## figures/results.json and the README's results section
-bench: $(STAMP)
+## figures/results.json and the README's results section; the peers of .peers/ are set up first
+bench: $(STAMP) $(PEERS_STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab bench --scale $(SCALE)
 
 ## regenerate only the README's results section from figures/results.json (no new measurements)
