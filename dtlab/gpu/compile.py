@@ -119,19 +119,24 @@ def assemble(ptx: str, arch: str, ptxas: str) -> dict:
     log = run.stdout + run.stderr
     if run.returncode:
         raise RuntimeError(f"ptxas failed for {arch}:\n{log[-3000:]}")
+    return parse_ptxas(log)
+
+
+def parse_ptxas(log: str) -> dict:
+    """The entry function's resources from a ``ptxas -v`` log (spills summed over every function in it)."""
     entry = _ENTRY.search(log)
     used = [m for m in _USED.finditer(log) if entry is not None and m.start() > entry.end()][:1]
     if entry is None or not used:
         raise RuntimeError(f"unexpected ptxas output:\n{log[-2000:]}")
     frames = {m.group(1): tuple(int(v) for v in m.groups()[1:]) for m in _FRAME.finditer(log)}
     stack, stores, loads = frames.get(entry.group(1), (0, 0, 0))
-    rest = used[-1].group(2)  # e.g. ", used 1 barriers, 512 bytes cumulative stack size, 16896 bytes smem"
+    rest = used[0].group(2)  # e.g. ", used 1 barriers, 512 bytes cumulative stack size, 16896 bytes smem"
 
     def number(pattern):
         m = re.search(pattern, rest)
         return int(m.group(1)) if m else 0
 
-    return {"registers": int(used[-1].group(1)), "barriers": number(r"used (\d+) barriers"),
+    return {"registers": int(used[0].group(1)), "barriers": number(r"used (\d+) barriers"),
             "shared_static": number(r"(\d+) bytes smem"), "stack": stack,
             "spill_stores": sum(f[1] for f in frames.values()), "spill_loads": sum(f[2] for f in frames.values()),
             "max_callee_stack": max((f[0] for f in frames.values()), default=0)}

@@ -96,20 +96,26 @@ def python_function(kernel) -> Callable:
     return fn
 
 
+def _key(fn) -> tuple:
+    """What identifies a kernel's source: its code and qualified name (the variants a factory builds share
+    both; :func:`dtlab._jit.rebind` variants of one function differ in the name)."""
+    return fn.__code__, fn.__qualname__
+
+
 def spec_of(kernel) -> KernelSpec:
-    """The declaration of ``kernel`` (matched by its code: every variant a factory builds shares it).
+    """The declaration of ``kernel`` (matched by its code and name: every variant a factory builds shares them).
 
     Raises
     ------
     dtlab.gpu.launch.LaunchError
         The kernel was never declared.
     """
-    code = python_function(kernel).__code__
+    code = _key(python_function(kernel))
     spec = _BY_CODE.get(code)
     if spec is None:
         for name, candidate in list(SPECS.items()):
             if name not in _INDEXED:
-                _BY_CODE[python_function(candidate.build()).__code__] = candidate
+                _BY_CODE[_key(python_function(candidate.build()))] = candidate
                 _INDEXED.add(name)
         spec = _BY_CODE.get(code)
     if spec is None:
