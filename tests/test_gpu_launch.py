@@ -124,7 +124,7 @@ def _kernel_definitions() -> set[tuple[str, str]]:
     for path in sorted((ROOT / "dtlab").rglob("*.py")):
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
 
-        def visit(node, prefix):
+        def visit(node, prefix, module=module):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     for dec in child.decorator_list:
@@ -133,9 +133,9 @@ def _kernel_definitions() -> set[tuple[str, str]]:
                         device = call is not None and any(k.arg == "device" for k in call.keywords)
                         if ast.unparse(target) == "cuda.jit" and not device:
                             found.add((module, prefix + child.name))
-                    visit(child, prefix + child.name + ".<locals>.")
+                    visit(child, prefix + child.name + ".<locals>.", module)
                 elif isinstance(child, ast.ClassDef):
-                    visit(child, prefix + child.name + ".")
+                    visit(child, prefix + child.name + ".", module)
 
         visit(ast.parse(path.read_text()), "")
     return found

@@ -4,7 +4,7 @@
   (squared error, logistic, softmax) with XGBoost's split rules.
 - ``split_method="exact"``: features sorted once, per node and feature the
   prefix sums of (g, h) give every candidate's gain (the greedy trees' scan,
-  :func:`dtlab.greedy._scans._scan_prefix`), missing values tried on both
+  :func:`dtlab.splits.scan_prefix`), missing values tried on both
   sides, rows kept sorted by stable partitions; feature-parallel over workers.
 - ``split_method="hist"``: quantile bins, one histogram per node, the sibling
   by subtraction.

@@ -1,6 +1,6 @@
-"""The exact split search on CUDA (numba.cuda kernels), tree for tree the CPU path's (:mod:`._exact`).
+"""The exact split search on CUDA (numba.cuda kernels), tree for tree the CPU path's (:mod:`._exact_cpu`).
 
-The presorted lists (:func:`dtlab.greedy._presort.presort_columns`, present
+The presorted lists (:func:`dtlab.splits.presort_columns`, present
 values only) live on the device with a second buffer; per level, every node is
 one contiguous segment of every list, as on the CPU.  Three kernels:
 
@@ -9,14 +9,14 @@ one contiguous segment of every list, as on the CPU.  Three kernels:
                prefix sum (:func:`dtlab._cuda_blocks.block_inclusive_scan`) of
                g and of h per chunk, every thread scoring its candidate position
                for both missing directions with the CPU's proxy
-               (:func:`dtlab.greedy._scans._split_proxy`, the same plain function
+               (:func:`dtlab.splits.split_proxy`, the same plain function
                compiled for the device), then one block-wide arg-max per
                direction (:func:`dtlab._cuda_blocks.block_argmax`): "missing
                right" keeps the first of equal proxies, "missing left" the last,
-               as :func:`~dtlab.greedy._scans._rank_prefix` does; thread 0 then
+               as :func:`dtlab.splits.rank_prefix` does; thread 0 then
                combines both with the "all present values on one side"
                candidates in XGBoost's order and float32 arithmetic
-               (:func:`._exact._choose_candidate`, shared with the CPU);
+               (:func:`._exact_cpu._choose_candidate`, shared with the CPU);
 ``mark``       each row of a splitting node starts on its default side
                (:meth:`._rows_cuda.DeviceRows.fill_side`), then the split
                feature's segment overwrites its present rows by ``x < thr``;
@@ -26,7 +26,7 @@ one contiguous segment of every list, as on the CPU.  Three kernels:
 
 A block per node picks its feature (:func:`._hist_cuda.reduce_best`: the
 largest loss change above 0, the smallest feature on ties, as
-:func:`._exact._reduce_splits`) and the host gets one packed copy per level;
+:func:`._exact_cpu._reduce_splits`) and the host gets one packed copy per level;
 the rows (node, side, leaf) stay on the device (:mod:`._rows_cuda`), where the
 earlier search sent every row's node and side down and the sides back up every
 level.  Identical trees:
@@ -48,13 +48,13 @@ import numba
 import numpy as np
 from numba import cuda
 
+from .. import splits
 from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import compile_functions, cuda_device
 from ..gpu.kernels import declare_kernel
 from ..gpu.launch import launch
 from ..gpu.model import SECTOR, Work
-from ..greedy._scans import _split_proxy
-from ._exact import _choose_candidate, _leaf_gain32, _midpoint
+from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint
 from ._hist_cuda import ARG, BEST, BEST_F, LEFT, REDUCE_TPB, reduce_best
 from ._rows_cuda import DeviceRows
 
@@ -66,9 +66,9 @@ SIMULATOR_THREADS_PER_BLOCK = 8
 @functools.lru_cache(maxsize=4)
 def _kernels(tpb: int):
     """Compile the kernels for ``tpb`` threads per block (a power of two: the shared arrays' size)."""
-    dev = compile_functions([_split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose_candidate],
+    dev = compile_functions([splits.split_proxy.py_func, _leaf_gain32.py_func, _midpoint.py_func, _choose_candidate],
                             cuda_device())
-    split_proxy, leaf_gain32, choose = dev["_split_proxy"], dev["_leaf_gain32"], dev["_choose_candidate"]
+    split_proxy, leaf_gain32, choose = dev["split_proxy"], dev["_leaf_gain32"], dev["_choose_candidate"]
 
     @cuda.jit(device=True)
     def load_scan(rows, g, h, s, m, c0, buf_g, buf_h, tid):
@@ -111,7 +111,7 @@ def _kernels(tpb: int):
         has_miss = m < node_n[k]
         g_miss = node_g[k] - g_pres if has_miss else 0.0
         h_miss = node_h[k] - h_pres if has_miss else 0.0
-        g_total = g_pres + g_miss  # as _rank_prefix
+        g_total = g_pres + g_miss  # as rank_prefix
         h_total = h_pres + h_miss
         f32 = np.float32(0.0)
         mr_v = -math.inf
@@ -212,18 +212,16 @@ class ExactCudaSearch:
     """
 
     def __init__(self, data, n_workers: int = 1):
-        from ..greedy._presort import presort_columns
-        from ._sort import DEFAULT_SORT, SORTS
-
         self.simulated = bool(numba.config.ENABLE_CUDASIM)
         self.tpb = SIMULATOR_THREADS_PER_BLOCK if self.simulated else THREADS_PER_BLOCK
         self.indptr = data.indptr
-        rows0, vals0 = presort_columns(data.indptr, data.indices, data.values, SORTS[DEFAULT_SORT])
+        rows0, vals0 = splits.presort_columns(data.indptr, data.indices, data.values,
+                                              splits.SORTS[splits.DEFAULT_SORT])
         self.col_missing = np.diff(data.indptr) < data.n_samples
         self.d_rows0, self.d_vals0 = cuda.to_device(rows0), cuda.to_device(vals0)
         self.d_col_missing = cuda.to_device(self.col_missing)
         self.buffers = [(cuda.device_array_like(rows0), cuda.device_array_like(vals0)) for _ in range(2)]
-        #: Entries scanned, ranked and partitioned over the fit, as :class:`._exact.ExactSearch` counts them.
+        #: Entries scanned, ranked and partitioned over the fit, as :class:`.exact.ExactSearch` counts them.
         self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
 
     def row_state(self, g: np.ndarray, h: np.ndarray) -> DeviceRows:

@@ -16,7 +16,7 @@ split (one copy).  Three kernels per level:
                 in part order into the node's histogram, the sibling's as
                 parent minus it (the subtraction trick), both kept on the
                 device for the next level, then each scanned by
-                :func:`._hist._best_bin_split` -- the CPU's plain function
+                :func:`._hist_cpu._best_bin_split` -- the CPU's plain function
                 compiled as a device function -- with its scratch in shared
                 memory (two threads, one per node, the rest of the block
                 having merged the bins);
@@ -55,11 +55,11 @@ from .._jit import compile_functions, cuda_device
 from ..gpu.kernels import declare_kernel
 from ..gpu.launch import chunks, launch, limits
 from ..gpu.model import SECTOR, Work
-from ..greedy._reductions import _largest
-from ..greedy._scans import _rank_prefix
-from ._exact import RT_EPS, _leaf_gain
-from ._hist import HistSearch, _best_bin_split
+from ..splits import largest, rank_prefix
+from ._exact_cpu import RT_EPS, _leaf_gain
+from ._hist_cpu import _best_bin_split
 from ._rows_cuda import HI, LO, NODE, DeviceRows
+from .hist import HistSearch
 
 REDUCE_TPB = 32
 #: Features a build block takes (its rows' bins of these features are adjacent in a row of ``bins``).
@@ -79,7 +79,7 @@ def bin_threads(n_bins_total: int) -> int:
 
 @functools.lru_cache(maxsize=None)
 def _kernels(tpb: int):
-    dev = compile_functions([_leaf_gain.py_func, _largest.py_func, _rank_prefix.py_func, _best_bin_split.py_func],
+    dev = compile_functions([_leaf_gain.py_func, largest.py_func, rank_prefix.py_func, _best_bin_split.py_func],
                             cuda_device())
     best_bin_split = dev["_best_bin_split"]
 
@@ -214,7 +214,7 @@ class _Buffer:
 
 
 class HistCudaSearch(HistSearch):
-    """:class:`._hist.HistSearch` with the rows, histograms, scans and reductions on the device."""
+    """:class:`.hist.HistSearch` with the rows, histograms, scans and reductions on the device."""
 
     def __init__(self, data, n_workers: int, max_bins: int):
         super().__init__(data, 1, max_bins)
@@ -340,17 +340,43 @@ def _mark_work(launch) -> Work:
     return Work(bytes=rows * (4 + 2 * SECTOR), ops=rows * 8)
 
 
+def _root_build(n: int, d: int):
+    """The root's histogram launch for ``n`` rows and ``d`` features (every row in parts of PART_ROWS)."""
+    from ._rows_cuda import PART_ROWS, plan_parts
+
+    plan = plan_parts(np.array([0, n], np.int64), np.zeros(1, np.int64), PART_ROWS)
+    part = np.zeros((plan.shape[1], d, BIN_THREADS))
+    return ((plan.shape[1], -(-d // FEATURES_PER_BLOCK)), BIN_THREADS,
+            (np.arange(n, dtype=np.int32), plan, np.zeros((n, d), np.uint8), np.zeros(n, np.float32),
+             np.zeros(n, np.float32), 0, part, part))
+
+
+def _root_merge_scan(n: int, d: int):
+    """The root's merge and scan: its parts into one histogram per feature, each feature scanned."""
+    from ._rows_cuda import PART_ROWS
+
+    n_parts = -(-n // PART_ROWS)
+    part = np.zeros((n_parts, d, BIN_THREADS))
+    hist = np.zeros((1, d, BIN_THREADS))
+    out = np.zeros((d, 1))
+    return ((1, d), BIN_THREADS, (np.array([[0], [n_parts]], np.int64), np.zeros(1, np.int64),
+                                  np.full(1, -1, np.int64), 0, part, part, hist, hist, hist, hist,
+                                  np.full(d, BIN_THREADS, np.int64), np.zeros(1), np.ones(1), np.zeros(d, np.bool_),
+                                  1.0, 0.0, np.arange(BIN_THREADS, dtype=np.float32), out,
+                                  np.zeros((d, 1), np.int64), np.zeros((d, 1), np.bool_)))
+
+
 _DEVICE = lambda i: (lambda: _kernels(BIN_THREADS)[i])  # noqa: E731 -- the kernels a device runs (256 bins)
 BUILD = declare_kernel(
     "boosting.hist_build", build=_DEVICE(0), blocks=(BIN_THREADS, 64), model=_build_work,
     summary="a block per (part of a node, 4 features): rows staged in shared memory, a thread per bin sums its "
-    "rows in order, no atomics",
+    "rows in order, no atomics", example=_root_build,
     signatures=("void(int32[::1], int64[:, ::1], uint8[:, ::1], float32[::1], float32[::1], int64, "
                 "float64[:, :, ::1], float64[:, :, ::1])",))
 MERGE_SCAN = declare_kernel(
     "boosting.hist_merge_scan", build=_DEVICE(1), blocks=(BIN_THREADS, 64), model=_merge_scan_work,
     summary="a block per (node built, feature): parts merged, sibling by subtraction, both scanned with "
-    "shared-memory scratch",
+    "shared-memory scratch", example=_root_merge_scan,
     signatures=("void(int64[:, ::1], int64[::1], int64[::1], int64, float64[:, :, ::1], float64[:, :, ::1], "
                 "float64[:, :, ::1], float64[:, :, ::1], float64[:, :, ::1], float64[:, :, ::1], int64[::1], "
                 "float64[::1], float64[::1], bool[::1], float64, float64, float32[::1], float64[:, ::1], "

@@ -12,17 +12,17 @@ from typing import Any, Callable
 import numba
 import numpy as np
 
+from .._jit import NJIT
 from ..trees import PackedForest
 from ..trees.walk import cpu_walks
-from ._exact import ExactSearch
-from .grower import BoostedTree, ColumnData, grow_tree
-from .losses import NJIT
+from .exact import ExactSearch
+from .grower import BoostedTree, ColumnData, grow_boosted_tree
 
 _find_leaf = cpu_walks()["find_leaf"]
 
 
 def _hist_search(data, n_workers, max_bins):
-    from ._hist import HistSearch
+    from .hist import HistSearch
 
     return HistSearch(data, n_workers, max_bins)
 
@@ -84,7 +84,7 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
         for c in range(n_outputs):
             gc = g if n_outputs == 1 else np.ascontiguousarray(g[:, c])
             hc = h if n_outputs == 1 else np.ascontiguousarray(h[:, c])
-            tree, leaf = grow_tree(search, gc, hc, **grow)
+            tree, leaf = grow_boosted_tree(search, gc, hc, **grow)
             trees.append(tree)
             if n_outputs == 1:
                 margin += tree.value[leaf]

@@ -39,6 +39,7 @@ from ..experiments.timing import (
     threads_for,
 )
 from . import plots
+from .datasets import as_csc_without_missing, holdout_split, synthetic
 from .estimators import GBDTClassifier
 
 #: The issue's timings on a 2-core machine, 500,000 x 28 synthetic rows, depth 6, 40 trees, 2 threads each (s).
@@ -56,25 +57,6 @@ GPU_CONTENDERS = ("dtlab exact" + GPU_SUFFIX, "dtlab hist" + GPU_SUFFIX, "dtlab 
                   "XGBoost hist" + GPU_SUFFIX)
 #: Rows of the GPU run by scale: the issue's size at the default scale.
 GPU_ROWS = {"small": 500_000, "paper": 2_000_000}
-
-
-def synthetic(n_samples: int = 20_000, n_features: int = 28, missing: float = 0.0, seed: int = 0):
-    """Binary classification rows whose label depends on a few features smoothly (an AUC near 0.99).
-
-    Returns
-    -------
-    X : float32 array (n_samples, n_features), NaN where missing (a fraction ``missing`` of entries)
-    y : int32 array (n_samples,)
-    """
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_samples, n_features)).astype(np.float32)
-    k = min(6, n_features)
-    w = rng.normal(size=k)
-    z = X[:, :k] @ w + 0.8 * np.sin(2 * X[:, 0]) * X[:, min(1, n_features - 1)]
-    y = (z + 0.35 * rng.normal(size=n_samples) > 0).astype(np.int32)
-    if missing:
-        X[rng.random(X.shape) < missing] = np.nan
-    return X, y
 
 
 def contender(name: str, n_trees: int, max_depth: int, n_threads: int) -> Callable[[Any, Any], Any]:
@@ -217,19 +199,6 @@ def exact_vs_hist(rows: int, features: int, missing: float, workers: int, *, spa
     return out
 
 
-def as_csc_without_missing(X: np.ndarray):
-    """A scipy CSC matrix holding the non-NaN entries of ``X`` (n_samples, n_features): NaN becomes absent."""
-    import scipy.sparse as sp
-
-    r, c = np.nonzero(~np.isnan(X))
-    return sp.csc_matrix((X[r, c], (r, c)), shape=X.shape)
-
-
-def test_split(X, y, fraction: float = 0.25):
-    cut = int(X.shape[0] * (1 - fraction))
-    return X[:cut], y[:cut], X[cut:], y[cut:]
-
-
 @register_benchmark("boosting_vs_peers", technique="boosting",
                     description="GBDT exact and hist against XGBoost (exact, hist), LightGBM and scikit-learn "
                                 "HGB: time per tree, depth 6, 40 trees, synthetic 28-feature rows and the "
@@ -246,7 +215,7 @@ def _peers_benchmark(ctx: RunContext) -> dict:
                            "issue_reference_seconds": ISSUE_REFERENCE_SECONDS}
     frames, comps = {}, []
     for name, (X, y) in sets.items():
-        Xtr, ytr, Xte, yte = test_split(X, y)
+        Xtr, ytr, Xte, yte = holdout_split(X, y)
         start = time.perf_counter()
         rows = time_per_tree(Xtr, ytr, Xte, yte, repeats=3)  # 3 at paper scale too: XGBoost exact takes ~1.5 min
         frames[name] = rows
@@ -291,7 +260,7 @@ def sort_timing(sizes=(10_000, 100_000, 1_000_000), workers=(1, 2), repeats: int
     -------
     list of dict: ``sort, workers, n, seconds`` (``workers`` 0 for the device sort)
     """
-    from ._sort import numpy_argsort, radix_argsort
+    from ..splits import numpy_argsort, radix_argsort
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -332,7 +301,7 @@ def _sort_figure(ctx: RunContext) -> dict:
     rows = sort_timing(sizes=ctx.pick((10_000, 100_000, 1_000_000), (10_000, 100_000, 1_000_000, 10_000_000)),
                        workers=tuple(range(1, machine_threads() + 1)), repeats=ctx.pick(5, 9))
     ctx.savefig(plots.plot_sort_timing(rows), "boosting_sort")
-    from ._sort import DEFAULT_SORT
+    from ..splits import DEFAULT_SORT
 
     return {"rows": rows, "library_sort": DEFAULT_SORT, "load_average": load_average()}
 
@@ -387,7 +356,7 @@ def _gpu_benchmark(ctx: RunContext) -> dict:
                                                "`make gpu-check` on a GPU machine", "target": GPU_TARGET}
     device = resolve_backend("cuda").devices()[0].name
     X, y = synthetic(int(ctx.pick(GPU_ROWS["small"], GPU_ROWS["paper"]) / 0.75), seed=ctx.seed)
-    Xtr, ytr, Xte, yte = test_split(X, y)
+    Xtr, ytr, Xte, yte = holdout_split(X, y)
     contenders = gpu_contenders()
     start = time.perf_counter()
     rows = time_per_tree(Xtr, ytr, Xte, yte, modes=("whole_machine",), contenders=contenders, repeats=3)

@@ -22,9 +22,9 @@ import numba
 import numpy as np
 import scipy.sparse
 
+from .._jit import NJIT
 from .._validation import check_X
-from ._exact import RT_EPS
-from .losses import NJIT
+from ._exact_cpu import RT_EPS
 
 
 @dataclass
@@ -156,13 +156,13 @@ class HostRows:
         return self._leaf
 
 
-def grow_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float, reg_lambda: float,
-              gamma: float, min_child_weight: float) -> tuple[BoostedTree, np.ndarray]:
+def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float,
+                      reg_lambda: float, gamma: float, min_child_weight: float) -> tuple[BoostedTree, np.ndarray]:
     """Grow one tree level by level to ``max_depth``, prune by ``gamma``.
 
     Parameters
     ----------
-    search : split finder (:class:`._exact.ExactSearch` or :class:`._hist.HistSearch`)
+    search : split finder (:class:`.exact.ExactSearch` or :class:`.hist.HistSearch`)
     g, h : float32 arrays (n_samples,)
     max_depth : int >= 1
     learning_rate, reg_lambda, gamma, min_child_weight : float

@@ -15,7 +15,7 @@ values, writes and re-reads a proxy, with about 12 flops (two shifts, two
 differences, two squares, two divisions, two ``+ lambda``, a sum and the
 tie test); a partition reads a row id, a value and the row's side and writes
 the entry twice (output and scratch; half of it copied back).  The counts of
-a fit (:attr:`ExactSearch.work <dtlab.boosting._exact.ExactSearch>`) and its
+a fit (:attr:`ExactSearch.work <dtlab.boosting.exact.ExactSearch>`) and its
 time give the bytes per second it moves, to compare with a plain copy's.
 """
 
@@ -71,9 +71,9 @@ def intensity_of_fit(X, y, *, n_trees: int = 10, max_depth: int = 6, n_workers: 
     ``achieved_flops_per_second``, ``copy_bytes_per_second``, ``nnz``, ``n_split``
     """
     from ..experiments.timing import numba_threads
-    from ._exact import ExactSearch
     from .booster import SPLIT_METHODS
     from .estimators import GBDTClassifier
+    from .exact import ExactSearch
 
     searches: list[ExactSearch] = []
     factory = SPLIT_METHODS["exact", "cpu"]

@@ -2,7 +2,7 @@
 
 For when one machine is not enough (the paper's outlook: "hybrid
 parallelizations, such as MPI/CUDA"): the same shape as
-:class:`~dtlab.distributed.pool.DevicePool` -- build a state per part once,
+:class:`~dtlab.distributed.device_pool.DevicePool` -- build a state per part once,
 then send every part the same small work item and gather the results -- on a
 ``dask.distributed`` cluster.  Each part's arrays are scattered to one worker
 and the state built from them lives there (``workers=[...]``,
@@ -77,7 +77,7 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return result, time.perf_counter() - start
 
 
-def _alive_workers(client) -> list[str]:
+def alive_workers(client) -> list[str]:
     try:
         return sorted(client.scheduler_info(n_workers=-1)["workers"])
     except TypeError:  # older distributed: no n_workers argument
@@ -116,7 +116,7 @@ class DaskExecutor:
         self.client = connect(client)
         self._parts = list(parts)
         self._make_state = make_state
-        alive = _alive_workers(self.client)
+        alive = alive_workers(self.client)
         if not alive:
             raise ClusterError("the Dask cluster has no workers")
         self.workers = [alive[i % len(alive)] for i in range(len(self._parts))]
@@ -132,7 +132,7 @@ class DaskExecutor:
 
     def _resend_lost(self) -> bool:
         """Place again the parts whose state is gone; False when nothing was lost."""
-        alive = _alive_workers(self.client)
+        alive = alive_workers(self.client)
         lost = [i for i, (s, w) in enumerate(zip(self.states, self.workers))
                 if w not in alive or s.status in ("cancelled", "lost", "error")]
         if not lost:

@@ -86,9 +86,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         fitness maximisation).
     backend : {"auto", "cpu", "cuda"}
         Where the fitness evaluation runs (``"auto"``: a GPU when a CUDA
-        evaluator is registered and a GPU is present, else the CPU).  The
-        former ``backend="numpy"`` means ``backend="cpu", evaluator="reference"``
-        (deprecated).
+        evaluator is registered and a GPU is present, else the CPU).
     evaluator : {"batched", "reference"}
         The evaluation algorithm: ``"batched"``, every changed tree of a
         generation in one pass of compiled kernels; ``"reference"``, the plain

@@ -36,6 +36,10 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 
+class LaunchError(ValueError):
+    """A launch that a real device would reject, or of an undeclared kernel or signature."""
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """A declared kernel (see the module docstring)."""
@@ -47,6 +51,7 @@ class KernelSpec:
     model: Callable | None = None
     summary: str = ""
     exact: bool = True
+    example: Callable | None = None
 
     @property
     def module(self) -> str:
@@ -61,18 +66,20 @@ _PARSED: dict[str, tuple[str, ...]] = {}
 
 
 def declare_kernel(name: str, *, build: Callable[[], Any], signatures: Iterable[str], blocks: Iterable[int],
-                   model: Callable | None = None, summary: str = "", exact: bool = True) -> KernelSpec:
+                   model: Callable | None = None, summary: str = "", exact: bool = True,
+                   example: Callable | None = None) -> KernelSpec:
     """Declare a kernel (see the module docstring); returns its :class:`KernelSpec`.
 
     ``exact``: the kernel computes the CPU's bits (no contraction into fused multiply-adds, no libdevice
-    math); ``make gpu-compile`` fails when its PTX has an FMA.
+    math); ``make gpu-compile`` fails when its PTX has an FMA.  ``example(n_rows, n_features)``, optional:
+    ``(grid, block, args)`` of a representative launch (host arrays), for the model's figures.
 
     Declaring the same name again (a module reloaded) replaces the declaration.
     """
     signatures, blocks = tuple(signatures), tuple(int(b) for b in blocks)
     if not signatures or not blocks:
         raise ValueError(f"kernel {name!r}: declare at least one signature and one block size")
-    spec = KernelSpec(name, build, signatures, blocks, model, summary, exact)
+    spec = KernelSpec(name, build, signatures, blocks, model, summary, exact, example)
     old = SPECS.get(name)
     if old is not None:
         for code in [c for c, s in _BY_CODE.items() if s.name == name]:
@@ -107,7 +114,7 @@ def spec_of(kernel) -> KernelSpec:
 
     Raises
     ------
-    dtlab.gpu.launch.LaunchError
+    LaunchError
         The kernel was never declared.
     """
     code = _key(python_function(kernel))
@@ -119,8 +126,6 @@ def spec_of(kernel) -> KernelSpec:
                 _INDEXED.add(name)
         spec = _BY_CODE.get(code)
     if spec is None:
-        from .launch import LaunchError
-
         fn = python_function(kernel)
         raise LaunchError(f"kernel {fn.__module__}.{fn.__qualname__} is not declared: declare it with "
                           "dtlab.gpu.kernels.declare_kernel next to its code, so that make gpu-compile compiles it")
@@ -181,11 +186,9 @@ def signature_types(signature: str) -> tuple[str, ...]:
 
 
 def check_signature(spec: KernelSpec, args: tuple) -> tuple[str, ...]:
-    """The argument types of a launch; :class:`~dtlab.gpu.launch.LaunchError` unless a declared signature."""
+    """The argument types of a launch; :class:`LaunchError` unless a declared signature."""
     got = tuple(type_name(a) for a in args)
     if not any(signature_types(s) == got for s in spec.signatures):
-        from .launch import LaunchError
-
         closest = min(spec.signatures, key=lambda s: sum(a != b for a, b in zip(signature_types(s), got))
                       + abs(len(signature_types(s)) - len(got)))
         diff = [f"argument {i}: {b} (declared {a})" for i, (a, b) in enumerate(zip(signature_types(closest), got))

@@ -30,17 +30,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator
 
 import numpy as np
 
 from . import kernels as _kernels
-
-
-class LaunchError(ValueError):
-    """A launch that a real device would reject (or an undeclared kernel or signature)."""
+from .kernels import LaunchError
 
 
 @dataclass(frozen=True)
@@ -248,34 +244,14 @@ def launch(kernel, grid, block, *args, shared_bytes: int = 0) -> None:
         return
     from numba import cuda
 
-    ptr = _cupy_stream_ptr()
-    stream = 0 if not ptr else cuda.external_stream(ptr)
+    ptr = _cupy_stream_ptr()  # cupy's current stream: where the cupy arguments were made
+    stream = cuda.external_stream(ptr) if ptr else cuda.default_stream()
     args = _without_sync(args, ptr or 0)
     timed = item is not None and any(r.timed for r in recorders)
     if timed:
         start, stop = cuda.event(), cuda.event()
-        start.record(stream or cuda.default_stream())
+        start.record(stream)
     kernel[g, b, stream, shared_bytes](*args)
     if timed:
-        stop.record(stream or cuda.default_stream())
+        stop.record(stream)
         item._events = (start, stop)
-
-
-def wall_seconds(fn, *args, repeats: int = 3) -> float:
-    """Median wall-clock seconds of ``fn(*args)`` with the device synchronised around each call."""
-    from ..backend import cuda_simulator_enabled
-
-    def sync():
-        if not cuda_simulator_enabled():
-            from numba import cuda
-
-            cuda.synchronize()
-
-    times = []
-    for _ in range(repeats):
-        sync()
-        start = time.perf_counter()
-        fn(*args)
-        sync()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))

@@ -2,8 +2,8 @@
 
 The algorithm layer between the estimators (:mod:`dtlab.greedy.regressor`,
 :mod:`dtlab.greedy.classifier`) and the kernels (the CPU grower
-:mod:`._grower` with :mod:`._presort`, :mod:`._scans`, :mod:`._draws` and
-:mod:`._rules`; the CUDA grower :mod:`._split_cuda`).  It reproduces scikit-learn's conventions where they
+:mod:`._cpu` with :mod:`dtlab.splits.presort`, :mod:`._scans`, :mod:`._draws` and
+:mod:`._rules`; the CUDA grower :mod:`._cuda`).  It reproduces scikit-learn's conventions where they
 decide the tree: X is cast to float32 (scikit-learn does the same, so
 thresholds are midpoints of float32 values), ``-0.0`` counts as ``0.0``, and the
 random state is turned into the seed of scikit-learn's xorshift generator,
@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..backend import Backend, resolve_backend
+from ..splits import attribute_lists
 from ..trees import FlatTree
 from . import _rules
-from ._grower import _grow
-from ._presort import attribute_lists
+from ._cpu import _grow
 from ._rules import CRITERIA, METHODS, RAND_R_MAX, VECTORIZED
 
 #: ``max_depth=None`` means this depth (scikit-learn uses the int32 maximum too).
@@ -73,10 +73,10 @@ def as_float32_features(X: np.ndarray) -> np.ndarray:
     return X32
 
 
-def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, method: str = "vectorized",
-              max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
-              random_state: Any = None, backend: str | Backend = "auto",
-              classes: np.ndarray | None = None) -> GrownTree:
+def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, method: str = "vectorized",
+                      max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
+                      random_state: Any = None, backend: str | Backend = "auto",
+                      classes: np.ndarray | None = None) -> GrownTree:
     """Grow one greedy tree.
 
     Parameters
@@ -118,7 +118,7 @@ def grow_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, meth
     XT = np.ascontiguousarray(X32.T)
     parallel_min_work = _rules.PARALLEL_MIN_WORK  # looked up per fit, so that a test can lower it
     if be.is_cuda:
-        from ._split_cuda import grow_cuda
+        from ._cuda_grower import grow_cuda
 
         arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
     elif meth == VECTORIZED:

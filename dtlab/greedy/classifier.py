@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_real, encode_labels, fit_target
 from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, resolve_greedy_backend
-from .builder import grow_tree
+from .builder import build_greedy_tree
 from .pruning import pessimistic_prune
 
 CRITERIA = ("gini", "entropy", "gain_ratio")
@@ -94,10 +94,10 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes, codes = encode_labels(y)
         backend = resolve_greedy_backend(self.backend, X)
-        grown = grow_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
-                          max_depth=max_depth, min_samples_split=min_samples_split,
-                          min_samples_leaf=min_samples_leaf, random_state=self.random_state,
-                          backend=backend, classes=classes)
+        grown = build_greedy_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
+                                  max_depth=max_depth, min_samples_split=min_samples_split,
+                                  min_samples_leaf=min_samples_leaf, random_state=self.random_state,
+                                  backend=backend, classes=classes)
         self.unpruned_tree_ = grown.tree
         self.tree_ = pessimistic_prune(grown.tree, confidence) if self.pruning == "pessimistic" else grown.tree
         self.node_impurity_ = grown.impurity

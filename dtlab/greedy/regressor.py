@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from .._validation import fit_target
 from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, resolve_greedy_backend
 from ._rules import METHODS
-from .builder import grow_tree
+from .builder import build_greedy_tree
 
 
 class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
@@ -96,9 +96,9 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
                              "backend='cuda'")
-        grown = grow_tree(X32, y, task="regression", criterion="squared_error", method=method,
-                          max_depth=max_depth, min_samples_split=min_samples_split,
-                          min_samples_leaf=min_samples_leaf, random_state=self.random_state, backend=backend)
+        grown = build_greedy_tree(X32, y, task="regression", criterion="squared_error", method=method,
+                                  max_depth=max_depth, min_samples_split=min_samples_split,
+                                  min_samples_leaf=min_samples_leaf, random_state=self.random_state, backend=backend)
         self.tree_ = grown.tree
         self.node_impurity_ = grown.impurity
         self.node_n_samples_ = grown.n_node_samples

@@ -53,7 +53,7 @@ from numba import cuda, float64, uint32, uint64
 
 from .._jit import compile_functions, cuda_device
 from ..gpu.kernels import declare_kernel, variants
-from ..gpu.model import SECTOR, Work
+from ..gpu.model import Work
 
 THREADS_PER_BLOCK = 128
 #: Limits of the shared-memory tables of the bitmask kernel (64-bit words of leaves: 32 levels, 4,096 leaves).
@@ -273,12 +273,22 @@ def _traverse_work(launch) -> Work:
 
 
 def _bitmask_work(launch) -> Work:
-    rows = launch.shapes[0][0]
-    n_tests, words = launch.shapes[9][0], launch.shapes[9][1]
-    trees = launch.grid[1]
-    total_tests = n_tests * trees / max(launch.shapes[2][0] - 1, 1) * 1.0  # this launch's share of the tests
-    return Work(bytes=rows * total_tests * SECTOR / 8 + rows * trees * 4,
-                ops=rows * total_tests * (6 + 2 * words) + rows * trees * launch.shapes[5][0] * words)
+    """Per (row, tree of the launch): the tree's tests (a feature of the row, a 32-bit identifier word each),
+    its levels' ORed words set and ANDed; the row's values read per tree (from L2 after the first)."""
+    from ..backend import to_host
+
+    rows, d = launch.shapes[0]
+    trees, t0 = launch.grid[1], launch.shapes[1]
+    words = launch.shapes[9][1]
+    if launch.args:
+        tree_level, level_node = to_host(launch.args[2]), to_host(launch.args[3])
+        tests = float(level_node[tree_level[t0 + trees]] - level_node[tree_level[t0]])
+        levels = float(tree_level[t0 + trees] - tree_level[t0])
+    else:
+        tests, levels = launch.shapes[6][0], launch.shapes[5][0]
+    itemsize = 4 if "float32" in launch.types[0] else 8
+    return Work(bytes=rows * trees * d * itemsize + rows * trees * 4,
+                ops=rows * (tests * (8 + 2 * words) + levels * words * 4))
 
 
 def _sum_leaves_work(launch) -> Work:

@@ -15,7 +15,7 @@ import numpy as np
 from ..backend import cpu_cores
 from ..experiments.registry import RunContext, register_benchmark, register_figure
 from ..experiments.timing import comparison, load_average, machine_threads, numba_threads, paired_times
-from ..testing import random_grid_tree
+from ..trees.synthetic import random_grid_tree
 from .forest import Forest
 from .patent import patent_example
 from .plots import benchmark_captions, figure_captions

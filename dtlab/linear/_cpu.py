@@ -40,11 +40,7 @@ import numpy as np
 import scipy.sparse
 from numba import prange
 
-from .._jit import rebind
-
-# error_model="numpy": no per-division checks, so inner loops vectorise.
-# cache=True: compiled once per machine (numba keys its cache on this file).
-NJIT = dict(cache=True, nogil=True, error_model="numpy")
+from .._jit import NJIT, rebind
 
 
 @numba.njit(**NJIT)

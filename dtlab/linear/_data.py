@@ -12,7 +12,7 @@ import scipy.sparse
 
 from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, fit_target
 from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
-from ._placement import PLACEMENTS
+from .placement import PLACEMENTS
 
 
 def check_params(est: Any, solvers) -> None:

@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..backend import to_host
 from ._data import check_fit_input, check_params, check_predict_input, thread_scope
-from ._placement import build_objective
+from .placement import build_objective
 from .tron import tron
 
 SOLVERS = {"tron": "trust_region", "newton": "line_search"}
@@ -31,7 +31,7 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
     -------
     dict with ``classes``, ``coef`` (n_features,), ``intercept`` (float), ``result``
     (:class:`~dtlab.linear.tron.TronResult`), ``eps`` (the scaled tolerance), ``backend``,
-    ``placement`` (a dict, see :func:`~dtlab.linear._placement.build_objective`), ``n_threads``.
+    ``placement`` (a dict, see :func:`~dtlab.linear.placement.build_objective`), ``n_threads``.
     """
     name = "TronLogisticRegression" if loss == "logistic" else "TronLinearSVC"
     Xh, y_pm, classes, backend = check_fit_input(X, y, backend, fit_intercept, name)

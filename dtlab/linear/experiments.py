@@ -109,7 +109,7 @@ def time_against_liblinear(X: Any, y: Any, loss: str = "logistic", C: float = PA
     for cfg in configs:
         extra = {}
         if cfg.get("mix"):  # half the data on the device: the split the paper's MIX makes for data too large
-            from ._placement import device_bytes
+            from .placement import device_bytes
 
             extra = dict(placement="mixed", device_memory=device_bytes(X, loss) // 2)
         estimators.append(cls(C=C, tol=eps, solver=cfg["solver"], backend=cfg["backend"], n_jobs=cfg["n_jobs"],

@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
-from dtlab.boosting._exact import _best_split_segment
-from dtlab.greedy._presort import presort_columns
+from dtlab.boosting._exact_cpu import _best_split_segment
+from dtlab.splits import presort_columns
 
 from .conftest import assert_same_tree, tie_free, xgb_tree_nodes
 
@@ -85,7 +85,7 @@ def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
 def test_segment_longer_than_a_scan_chunk_matches_the_reference(rng, col_missing, mcw, resolution):
     """A node with every row present is ranked chunk by chunk (_rank_complete): the best split over
     several chunks, ties (runs of equal values) across chunk borders included, is the brute force one."""
-    from dtlab.boosting._exact import SCAN_CHUNK
+    from dtlab.boosting._exact_cpu import SCAN_CHUNK
 
     n = 2 * SCAN_CHUNK + 1234
     x = (np.round(rng.normal(size=n) * resolution) / resolution).astype(np.float32)  # long ties, or a few
@@ -186,7 +186,8 @@ def test_regularisation_parameters_match_xgboost(rng, reg_lambda, min_child_weig
 
 def test_parallel_presort_equals_the_serial_one(rng):
     """Above PARALLEL_MIN_WORK entries the features are presorted on worker threads: the same lists."""
-    from dtlab.boosting._exact import PARALLEL_MIN_WORK, ExactSearch
+    from dtlab.boosting._exact_cpu import PARALLEL_MIN_WORK
+    from dtlab.boosting.exact import ExactSearch
     from dtlab.boosting.grower import ColumnData
 
     n, d = 12_000, 30

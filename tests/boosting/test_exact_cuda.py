@@ -106,8 +106,8 @@ def _root_split(search_class, X, g, h, tpb=None):
 def test_equal_proxies_break_ties_as_the_cpu(case, tpb):
     """Two candidates with equal proxies, in one thread or in two (by ``tpb``): "missing left"
     keeps the larger left size (XGBoost scans it downwards), "missing right" the smaller."""
-    from dtlab.boosting._exact import ExactSearch
     from dtlab.boosting._exact_cuda import ExactCudaSearch
+    from dtlab.boosting.exact import ExactSearch
 
     n = 20
     X = np.arange(n, dtype=np.float32)[:, None]

@@ -5,6 +5,7 @@ import pytest
 
 from dtlab.boosting import experiments as E
 from dtlab.boosting import plots
+from dtlab.boosting.datasets import synthetic
 from dtlab.experiments.catalog import TECHNIQUES, load_all
 from dtlab.experiments.registry import BENCHMARKS, FIGURES
 from dtlab.experiments.timing import threads_for
@@ -18,13 +19,13 @@ def test_producers_are_registered():
 
 
 def test_synthetic_is_learnable_and_holes_are_nan():
-    X, y = E.synthetic(2_000, 8, missing=0.1, seed=1)
+    X, y = synthetic(2_000, 8, missing=0.1, seed=1)
     assert X.shape == (2_000, 8) and X.dtype == np.float32 and 0.05 < np.isnan(X).mean() < 0.15
     assert 0.3 < y.mean() < 0.7
 
 
 def test_time_per_tree_and_comparisons_state_threads():
-    X, y = E.synthetic(600, 5, seed=0)
+    X, y = synthetic(600, 5, seed=0)
     rows = E.time_per_tree(X[:400], y[:400], X[400:], y[400:], n_trees=3, max_depth=3, repeats=1)
     assert {r["contender"] for r in rows} == set(E.CONTENDERS)
     assert all(r["threads"] == threads_for(r["mode"]) and r["seconds"] > 0 and 0.5 < r["auc"] <= 1 for r in rows)
@@ -43,7 +44,7 @@ def test_time_per_tree_and_comparisons_state_threads():
 
 
 def test_worker_scaling_rows():
-    X, y = E.synthetic(500, 4, seed=0)
+    X, y = synthetic(500, 4, seed=0)
     rows = E.worker_scaling(X, y, workers=(1, 2), n_trees=2, max_depth=3, repeats=1)
     assert [(r["split_method"], r["workers"]) for r in rows] == [("exact", 1), ("exact", 2), ("hist", 1), ("hist", 2)]
     assert rows[0]["speedup"] == 1.0
@@ -63,7 +64,7 @@ def test_sort_timing_rows_and_plot():
 
 def test_gpu_contenders_fit_the_cpu_models_and_are_compared_under_the_simulator():
     """The GPU run's code path on the CUDA simulator: dtlab's CUDA fits give the CPU fits' predictions."""
-    X, y = E.synthetic(160, 3, seed=0)
+    X, y = synthetic(160, 3, seed=0)
     # the histogram search only: the exact one takes 15 s per tiny fit on the simulator (tested in test_exact_cuda)
     rows = E.time_per_tree(X[:120], y[:120], X[120:], y[120:], n_trees=2, max_depth=2, modes=("whole_machine",),
                            contenders=("dtlab hist (GPU)", "dtlab hist"), repeats=1, warmup_rows=40)
@@ -104,7 +105,7 @@ def test_intensity_paper_model_and_counts():
     assert paper_model(1.0, 0.9)["intensity"] == pytest.approx(0.1288, abs=5e-4)  # the paper's number
     c = counted({"scanned": 10, "ranked": 10, "partitioned": 0})
     assert c["flops"] == 140 and c["bytes"] == 680
-    X, y = E.synthetic(600, 4, seed=0)
+    X, y = synthetic(600, 4, seed=0)
     out = intensity_of_fit(X, y, n_trees=2, max_depth=3)
     assert out["nnz"] == 2400 and out["n_split"] > 0 and out["seconds_per_round"] > 0
     assert 0 < out["dtlab"]["intensity"] < 1 and out["copy_bytes_per_second"] > 0

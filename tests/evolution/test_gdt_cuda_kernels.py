@@ -7,7 +7,8 @@ from numba import cuda  # a module global: the simulator swaps the kernels' glob
 from dtlab.backend import cuda_status
 from dtlab.evolution import CpuEvaluator
 from dtlab.evolution.individual import pack
-from dtlab.testing import random_data, random_individuals
+from dtlab.evolution.testing import random_individuals
+from dtlab.testing import random_data
 
 needs_cuda = pytest.mark.skipif(not cuda_status()[0], reason=f"cuda unavailable: {cuda_status()[1]}")
 quiet_overflow = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")

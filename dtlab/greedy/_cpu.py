@@ -9,10 +9,10 @@ the impurity formulas and the xorshift feature permutation of :mod:`._draws`
 that breaks ties -- so that the same ``random_state`` grows the same tree (bit
 for bit whenever the sums involved are exact, e.g. integer targets or class
 counts).  Per node it scans every feature (:mod:`._scans`), draws the best one
-and partitions the rows (:mod:`._presort`) when a child can split.
+and partitions the rows (:mod:`dtlab.splits.presort`) when a child can split.
 
 The node statistics (:func:`_reg_stats`, :func:`_class_stats`) are shared with
-the CUDA host grower (:mod:`._split_cuda`).
+the CUDA host grower (:mod:`._cuda`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._jit import NJIT
+from ..splits import gather_feature, gather_in_order, partition_lists, partition_samples
 from ._draws import _select_feature
-from ._presort import _gather_feature, _gather_in_order, _partition_lists, _partition_samples
-from ._rules import FEATURE_THRESHOLD, GINI, MSE, NJIT, VECTORIZED, child_can_split, is_leaf, keeps_split, min_split
+from ._rules import FEATURE_THRESHOLD, GINI, MSE, VECTORIZED, child_can_split, is_leaf, keeps_split, min_split
 from ._scans import _entropy_term, _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
 
 
@@ -262,8 +263,8 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
             ys_sorted = ylist[best_f]
             c0 = start
         else:
-            order = np.argsort(_gather_feature(XT, best_f, samples, start, end), kind="mergesort")
-            _gather_in_order(y, samples, start, order, sorted_y)
+            order = np.argsort(gather_feature(XT, best_f, samples, start, end), kind="mergesort")
+            gather_in_order(y, samples, start, order, sorted_y)
             ys_sorted = sorted_y
             c0 = 0
         if sp + 2 > s_cap:
@@ -301,10 +302,10 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
                 if features[k] != best_f:
                     active[n_part] = features[k]
                     n_part += 1
-            _partition_lists(rows, vals, ylist, best_f, active, n_part, start, mid, end, goes_left,
+            partition_lists(rows, vals, ylist, best_f, active, n_part, start, mid, end, goes_left,
                              tmp_rows, tmp_vals, tmp_y, parallel_min_work)
         elif not presorted and child_splits:
-            _partition_samples(XT, best_f, f_thr[best_f], samples, start, end, samp_tmp)
+            partition_samples(XT, best_f, f_thr[best_f], samples, start, end, samp_tmp)
 
         _push_node(st_int, st_imp, r_slot, mid, end, depth + 1, node, 0, n_total, imp_r)
         _push_node(st_int, st_imp, l_slot, start, mid, depth + 1, node, 1, n_total, imp_l)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..greedy._presort import _sorted_row_ids
-from .losses import NJIT
+from .._jit import NJIT
+from .presort import sorted_row_ids
 
 _SIGN = np.uint32(0x80000000)
 
@@ -144,9 +144,9 @@ def radix_argsort(values: np.ndarray, n_workers: int | None = None) -> np.ndarra
 
 def numpy_argsort(values: np.ndarray, n_workers: int | None = None) -> np.ndarray:
     """Stable argsort of float32 values (no NaN) by one ``np.sort`` of ``key << 32 | index`` words (serial;
-    :func:`dtlab.greedy._presort._sorted_row_ids`)."""
+    :func:`dtlab.splits.sorted_row_ids`)."""
     x = np.ascontiguousarray(values, np.float32) + np.float32(0.0)  # -0.0 and 0.0 get one key
-    return _sorted_row_ids(x, np.arange(x.shape[0], dtype=np.uint64)).astype(np.int32)
+    return sorted_row_ids(x, np.arange(x.shape[0], dtype=np.uint64)).astype(np.int32)
 
 
 #: Keys from which the radix sort (one worker) beat numpy's sort in :func:`dtlab.boosting.experiments.sort_timing`

@@ -1,32 +1,22 @@
-"""Tree traversal: which leaf each row reaches.
+"""Which leaf each row of X reaches in one tree: :func:`apply`, on the CPU or CUDA, and its reference.
 
-The walk is :func:`dtlab.trees.walk.find_leaf`, compiled with ``numba.njit``
-and called from a ``prange`` loop over rows here, and as a CUDA device function
-from a one-thread-per-row kernel in :mod:`dtlab.trees._traversal_cuda`.  Both
-give the same leaf bit for bit.  ``apply_reference`` runs the same plain
-function uncompiled.  Edits to :mod:`dtlab.trees.walk` need this module's numba
-cache (``__pycache__/*.nbi, *.nbc``) deleted: the walk is inlined here.
+The walk is :func:`dtlab.trees.walk.find_leaf` (one row, root to leaf),
+compiled with ``numba.njit`` and called from a ``prange`` loop over rows in
+:mod:`dtlab.trees._cpu`, and as a CUDA device function from a
+one-thread-per-row kernel in :mod:`dtlab.trees._cuda`.  Both give the same leaf
+bit for bit.  ``apply_reference`` runs the same plain function uncompiled.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from .._validation import check_tree_input
 from ..backend import resolve_backend
 from . import walk
-from .walk import cpu_walks
-
-_find_leaf_cpu = cpu_walks()["find_leaf"]
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _apply_cpu(X, feature, threshold, left, right, missing_left, out):
-    for row in numba.prange(X.shape[0]):
-        out[row] = _find_leaf_cpu(X, row, 0, feature, threshold, left, right, missing_left)
+from ._cpu import _apply_cpu
 
 
 def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
@@ -44,7 +34,7 @@ def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
     """
     be = resolve_backend(backend, X)
     if be.is_cuda:
-        from ._traversal_cuda import apply_cuda
+        from ._cuda import apply_cuda
 
         return apply_cuda(tree, X, be)
     X = check_tree_input(X, tree.n_features)

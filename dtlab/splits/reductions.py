@@ -6,11 +6,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._rules import NJIT
+from .._jit import NJIT
 
 
 @numba.njit(**NJIT)
-def _largest(values, count):
+def largest(values, count):
     """The largest of ``values[:count]`` (NaN ignored; -inf if none): eight independent running maxima, so
     the comparisons overlap instead of each waiting for the one before."""
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -np.inf

@@ -1,4 +1,4 @@
-"""CUDA split search of the vectorised greedy inducer (numba.cuda kernels).
+"""CUDA split search of the vectorised greedy inducer: the kernels (numba.cuda); the host loop is :mod:`._cuda_grower`.
 
 Imported lazily, only for ``backend="cuda"``, so the package imports without
 numba.cuda; runs under numba's CUDA simulator too.  Device arrays are numba
@@ -8,14 +8,14 @@ The tree is grown depth first by the host, node by node in scikit-learn's
 order (the feature draws that break ties need that order); per node:
 
 1. ``scan`` -- one block per feature scans the node's segment of that
-   feature's presorted list (:mod:`._presort`): a block-wide prefix sum (of y
+   feature's presorted list (:mod:`dtlab.splits.presort`): a block-wide prefix sum (of y
    for regression, of each class's indicator for classification) chunk by
    chunk, every thread scoring its candidate position, then a block-wide
    arg-max (first position on ties, as on the CPU); the block writes its
    feature's (constant?, score, position, threshold) into one result row;
 2. the host copies the results (one copy) and the chosen feature's segment of
    targets (one copy), draws the features (:mod:`._draws`), computes the
-   children's statistics (:mod:`._grower`'s node statistics, in the CPU's
+   children's statistics (:mod:`._cpu`'s node statistics, in the CPU's
    order of additions) and applies the CPU grower's rules (:mod:`._rules`);
 3. unless neither child can split, ``mark`` flags the rows going left and
    ``partition`` -- one block per feature -- moves them first in every list,
@@ -50,27 +50,13 @@ from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import rebind
 from ..backend import cuda_simulator_enabled
 from ..gpu.kernels import declare_kernel, variants
-from ..gpu.launch import launch
 from ..gpu.model import Work
-from ._draws import _select_feature
-from ._grower import _class_stats, _reg_stats
-from ._presort import attribute_lists
 from ._rules import (
-    ENTROPY,
-    FEATURE_THRESHOLD,
-    GAIN_RATIO,
-    GINI,
     LN2,
-    MSE,
-    child_can_split,
-    is_leaf,
-    keeps_split,
-    min_split,
 )
 
-#: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
+#: Threads per block on a GPU (the simulator's grower uses fewer: :mod:`._cuda_grower`).
 THREADS_PER_BLOCK = 128
-SIMULATOR_THREADS_PER_BLOCK = 16
 #: Rows of the per-node result table: constant feature (1/0), best score, rows on the left, threshold.
 CONST, SCORE, POS, THR = range(4)
 
@@ -285,121 +271,6 @@ def _kernels(tpb: int):
             "partition": partition}
 
 
-_SCAN_OF = {MSE: "mse", GINI: "gini", ENTROPY: "entropy"}
-
-
-def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
-              min_samples_split: int, min_samples_leaf: int, seed: int, backend) -> tuple:
-    """Grow a tree with the split search on the GPU; same outputs as :func:`._grower._grow`.
-
-    Parameters
-    ----------
-    XT : float32 (n_features, n_samples)
-    y : float64 targets or int32 class codes (n_samples,)
-    criterion : int, MSE / GINI / ENTROPY (``GAIN_RATIO`` runs on the CPU only)
-    n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
-    backend : Backend (cuda)
-    """
-
-    if criterion == GAIN_RATIO:
-        raise ValueError("criterion='gain_ratio' runs on the CPU only; use backend='cpu'")
-    tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
-    k = _kernels(tpb)
-    scan, mark, partition = k[_SCAN_OF[criterion]], k["mark"], k["partition"]
-    F, n = XT.shape
-    rows, vals, ylist = attribute_lists(XT, y)
-    backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, "the presorted lists")
-    d_rows, d_vals, d_y = cuda.to_device(rows), cuda.to_device(vals), cuda.to_device(ylist)
-    d_tmp_rows = cuda.device_array_like(rows)
-    d_tmp_vals = cuda.device_array_like(vals)
-    d_tmp_y = cuda.device_array_like(ylist)
-    d_goes_left = cuda.device_array(n, dtype=np.uint8)
-    d_out = cuda.device_array((4, F), dtype=np.float64)
-    d_carry = cuda.device_array((F, max(n_outputs, 1)), dtype=np.float64)
-    f_const = np.zeros(F, dtype=np.uint8)
-    f_score = np.full(F, -np.inf)
-    f_pos = np.full(F, -1, dtype=np.int64)
-    f_thr = np.zeros(F)
-    f_zero = np.zeros(F)
-    features = np.arange(F, dtype=np.int64)
-    constant_features = np.empty(F, dtype=np.int64)
-    visit = np.empty(F, dtype=np.int64)
-    state = np.array([seed], dtype=np.int64)
-    thr = FEATURE_THRESHOLD
-    is_reg = criterion == MSE
-    mss = min_split(min_samples_split, min_samples_leaf)
-    counts = np.empty(n_outputs)
-
-    out_feature, out_threshold, out_left, out_right = [], [], [], []
-    out_value, out_impurity, out_n, out_missing = [], [], [], []
-
-    def stats(ys):
-        if is_reg:
-            b, imp = _reg_stats(ys, 0, len(ys))
-            return np.array([b / len(ys)]), imp
-        imp = _class_stats(ys, 0, len(ys), criterion, counts)
-        return counts.copy(), imp
-
-    value, imp = stats(y)
-    stack = [(0, n, 0, -1, 0, 0, imp, value)]
-    while stack:
-        start, end, depth, parent, is_left, n_known, imp, value = stack.pop()
-        node = len(out_feature)
-        if parent >= 0:
-            (out_left if is_left else out_right)[parent] = node
-        m = end - start
-        out_feature.append(-1)
-        out_threshold.append(0.0)
-        out_left.append(-1)
-        out_right.append(-1)
-        out_value.append(value)
-        out_impurity.append(imp)
-        out_n.append(m)
-        out_missing.append(1)
-        if is_leaf(depth, m, imp, max_depth, mss, min_samples_leaf):
-            continue
-        active = features[n_known:].copy()
-        if is_reg:
-            launch(scan, len(active), tpb, cuda.to_device(active), d_vals, d_y, start, end, min_samples_leaf, thr,
-                   d_out)
-        else:
-            launch(scan, len(active), tpb, cuda.to_device(active), d_vals, d_y, start, end, min_samples_leaf, thr,
-                   n_outputs, cuda.to_device(value.astype(np.float64)), d_carry, d_out)
-        h_out = d_out.copy_to_host()  # one copy: constant flags, scores, positions, thresholds
-        f_const[active] = h_out[CONST, active]
-        f_score[active] = h_out[SCORE, active]
-        f_pos[active] = np.where(f_const[active] == 1, -1, h_out[POS, active]).astype(np.int64)
-        f_thr[active] = h_out[THR, active]
-        best_f, n_total = _select_feature(features, constant_features, n_known, state, f_const, f_score, f_pos,
-                                          f_zero, f_zero, criterion, visit)
-        if best_f < 0:
-            continue
-        nl = int(f_pos[best_f])
-        nr = m - nl
-        mid = start + nl
-        segment = d_y[best_f, start:end].copy_to_host()
-        value_l, imp_l = stats(segment[:nl])
-        value_r, imp_r = stats(segment[nl:])
-        if not keeps_split(n, m, nl, imp, imp_l, imp_r):
-            continue
-        out_feature[node] = int(best_f)
-        out_threshold[node] = float(f_thr[best_f])
-        out_missing[node] = 1 if nl > nr else 0
-        # as on the CPU: the lists below a leaf are never read again
-        part = np.array([f for f in features[n_total:] if f != best_f], dtype=np.int64)
-        if len(part) and child_can_split(depth, nl, nr, imp_l, imp_r, max_depth, mss, min_samples_leaf):
-            launch(mark, (m + tpb - 1) // tpb, tpb, d_rows, int(best_f), start, end, mid, d_goes_left)
-            launch(partition, len(part), tpb, cuda.to_device(part), d_rows, d_vals, d_y, start, end, nl,
-                   d_goes_left, d_tmp_rows, d_tmp_vals, d_tmp_y)
-        stack.append((mid, end, depth + 1, node, 0, n_total, imp_r, value_r))
-        stack.append((start, mid, depth + 1, node, 1, n_total, imp_l, value_l))
-    return (np.asarray(out_feature, dtype=np.int32), np.asarray(out_threshold, dtype=np.float64),
-            np.asarray(out_left, dtype=np.int32), np.asarray(out_right, dtype=np.int32),
-            np.asarray(out_value, dtype=np.float64).reshape(len(out_feature), n_outputs),
-            np.asarray(out_impurity, dtype=np.float64), np.asarray(out_n, dtype=np.int64),
-            np.asarray(out_missing, dtype=np.uint8))
-
-
 # ---- declarations: the argument types of every launch, the block size on a device, the work of a launch ----
 def _scan_work(launch) -> Work:
     """Per feature block: the segment's targets read twice (total, then the scan) and each position scored."""
@@ -421,10 +292,19 @@ def _mark_work(launch) -> Work:
     return Work(bytes=m * 5, ops=m * 4)
 
 
+def _root_scan(n: int, d: int):
+    """The root's scan of every feature for ``n`` rows (a block per feature)."""
+    from ._rules import FEATURE_THRESHOLD
+
+    return (d, THREADS_PER_BLOCK, (np.arange(d, dtype=np.int64), np.zeros((d, n), np.float32), np.zeros((d, n)), 0, n,
+                                   1, FEATURE_THRESHOLD, np.zeros((4, d))))
+
+
 _DEVICE = lambda name: (lambda: _kernels(THREADS_PER_BLOCK)[name])  # noqa: E731 -- the kernels a device runs
 SCAN_MSE = declare_kernel(
     "greedy.scan_mse", build=_DEVICE("mse"), blocks=(THREADS_PER_BLOCK,), model=_scan_work,
     summary="a block per feature: block scans of y over the node's presorted segment, arg-max of the proxy",
+    example=_root_scan,
     signatures=("void(int64[::1], float32[:, ::1], float64[:, ::1], int64, int64, int64, float32, "
                 "float64[:, ::1])",))
 _CLASS_SIG = ("void(int64[::1], float32[:, ::1], int32[:, ::1], int64, int64, int64, float32, int64, float64[::1], "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._rules import NJIT
+from .._jit import NJIT
 
 
 def presort(XT: np.ndarray) -> np.ndarray:
@@ -43,11 +43,11 @@ def presort(XT: np.ndarray) -> np.ndarray:
     rows = np.empty((n_features, n), dtype=np.int32)
     index = np.arange(n, dtype=np.uint64)
     for f in range(n_features):
-        rows[f] = _sorted_row_ids(XT[f], index)
+        rows[f] = sorted_row_ids(XT[f], index)
     return rows
 
 
-def _sorted_row_ids(values: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
+def sorted_row_ids(values: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
     """``row_ids`` (uint64, < 2^32) ordered by (value, row id): float32 ``values`` packed with them in one key."""
     sign = np.uint32(0x80000000)
     bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
@@ -93,7 +93,7 @@ def presort_columns(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
         if e == s:
             continue
         if argsort is None:
-            order = _sorted_row_ids(data[s:e], np.arange(e - s, dtype=np.uint64))  # positions in the column
+            order = sorted_row_ids(data[s:e], np.arange(e - s, dtype=np.uint64))  # positions in the column
         else:
             order = argsort(data[s:e])
         rows[s:e] = indices[s:e][order]
@@ -190,7 +190,7 @@ def _partition_parallel(active, n_active, rows, vals, ylist, s, e, goes_left, tm
 
 
 @numba.njit(**NJIT)
-def _partition_lists(rows, vals, ylist, split_f, lists, n_lists, s, mid, e, goes_left, tmp_rows, tmp_vals, tmp_y,
+def partition_lists(rows, vals, ylist, split_f, lists, n_lists, s, mid, e, goes_left, tmp_rows, tmp_vals, tmp_y,
                      parallel_min_work):
     """Split the node ``[s, e)`` of the attribute lists at ``mid``, as list ``split_f`` is split.
 
@@ -219,7 +219,7 @@ def _partition_lists(rows, vals, ylist, split_f, lists, n_lists, s, mid, e, goes
 
 
 @numba.njit(**NJIT)
-def _partition_samples(XT, f, cut, samples, s, e, tmp):
+def partition_samples(XT, f, cut, samples, s, e, tmp):
     """Stable partition of ``samples[s:e]`` (row ids): rows with ``XT[f, row] <= cut`` first.
 
     Parameters
@@ -246,7 +246,7 @@ def _partition_samples(XT, f, cut, samples, s, e, tmp):
 
 
 @numba.njit(**NJIT)
-def _gather_feature(XT, f, samples, s, e):
+def gather_feature(XT, f, samples, s, e):
     """Feature ``f``'s values of the rows ``samples[s:e]``, in that order: float32 array (e - s,)."""
     xb = np.empty(e - s, dtype=np.float32)
     for i in range(e - s):
@@ -255,7 +255,7 @@ def _gather_feature(XT, f, samples, s, e):
 
 
 @numba.njit(**NJIT)
-def _gather_in_order(y, samples, s, order, out):
+def gather_in_order(y, samples, s, order, out):
     """``out[i] = y[samples[s + order[i]]]`` for ``i < len(order)``: a node's targets in sorted order."""
     for i in range(order.shape[0]):
         out[i] = y[samples[s + order[i]]]

@@ -1,4 +1,4 @@
-"""CUDA traversal kernel: one thread per row, the shared walk as a device function.
+"""CUDA kernel of :func:`dtlab.trees.leaves.apply`: one thread per row, the shared walk as a device function.
 
 Imported lazily (only when the cuda backend is used) so that the package
 imports without numba.cuda.  Runs under numba's CUDA simulator too.

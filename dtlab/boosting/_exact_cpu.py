@@ -1,11 +1,11 @@
 """Exact split search of gradient boosting (swGBDT): presorted lists, prefix sums, stable partitions.
 
-Every feature is sorted once per fit (:func:`dtlab.greedy._presort.presort_columns`);
+Every feature is sorted once per fit (:func:`dtlab.splits.presort_columns`);
 its list holds only the present entries (absent from a CSC matrix, or NaN), so
 a node's missing rows are those its segment lacks.  At each level every node
 is one contiguous segment of every list.  Per node and feature the greedy trees'
-prefix-sum scan (the ranking half of :func:`dtlab.greedy._scans._scan_prefix`,
-:func:`~dtlab.greedy._scans._rank_prefix`) gives ``G_L, H_L`` at every candidate
+prefix-sum scan (the ranking half of :func:`dtlab.splits.scan_prefix`,
+:func:`dtlab.splits.rank_prefix`) gives ``G_L, H_L`` at every candidate
 and ranks them by ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)``; the prefix sums are
 formed once and ranked twice, the missing rows on the left and on the right, as
 in the paper.  After the level's splits every list is partitioned stably into the
@@ -32,10 +32,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..greedy._presort import presort_columns
-from ..greedy._scans import _rank_prefix
-from ._pool import run_slices
-from .losses import NJIT
+from .._jit import NJIT
+from ..splits import rank_prefix
 
 #: XGBoost's kRtEps: a split must improve the loss by more than this.
 RT_EPS = 1e-6
@@ -129,9 +127,9 @@ def _best_split_segment(vals, rows, gh, s, e, g_node, h_node, n_node, col_missin
     # (only where the feature misses values), then missing left from the largest value down
     mr_proxy, mr_nl = 0.0, 0
     if col_missing:
-        mr_proxy, mr_nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss,
+        mr_proxy, mr_nl = rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss,
                                        False, mcw, False, obuf, _ZERO32)
-    ml_proxy, ml_nl = _rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, True,
+    ml_proxy, ml_nl = rank_prefix(vals, s, m, gbuf, hbuf, g_pres, h_pres, 1, lam, _ZERO32, g_miss, h_miss, True,
                                    mcw, True, obuf, _ZERO32)
     return _choose(vals, s, e, mr_proxy, mr_nl, ml_proxy, ml_nl, g_pres, h_pres, g_miss, h_miss, has_miss,
                    col_missing, root, mcw, lam)
@@ -158,11 +156,11 @@ def _rank_complete(vals, rows, gh, s, m, g_node, h_node, col_missing, lam, mcw, 
         # the last chunk has no entry after it, nor the candidate "every row left"
         span = c1 - c0 + 1 if c1 < m else c1 - c0
         if col_missing:
-            p, nl = _rank_prefix(vals, s + c0, span, gbuf, hbuf, g_node, h_node, 1, lam, _ZERO32, 0.0, 0.0, False,
+            p, nl = rank_prefix(vals, s + c0, span, gbuf, hbuf, g_node, h_node, 1, lam, _ZERO32, 0.0, 0.0, False,
                                  mcw, False, obuf, _ZERO32)
             if nl > 0 and p > mr_proxy:
                 mr_proxy, mr_nl = p, c0 + nl
-        p, nl = _rank_prefix(vals, s + c0, span, gbuf, hbuf, g_node, h_node, 1, lam, _ZERO32, 0.0, 0.0, True, mcw,
+        p, nl = rank_prefix(vals, s + c0, span, gbuf, hbuf, g_node, h_node, 1, lam, _ZERO32, 0.0, 0.0, True, mcw,
                              True, obuf, _ZERO32)
         if nl > 0 and p >= ml_proxy:
             ml_proxy, ml_nl = p, c0 + nl
@@ -267,7 +265,7 @@ def _partition_slice(f0, f1, slot, indptr, seg, split_k, side, rows, vals, rows_
     get ``new_seg[f, 2 j]:new_seg[f, 2 j + 1]`` and ``new_seg[f, 2 j + 1]:new_seg[f, 2 j + 2]``;
     the rows of nodes that stop splitting drop out of the lists.  ``child_n``: rows of each child.
 
-    Branch-free, as the greedy trees' :func:`dtlab.greedy._presort._partition_feature`:
+    Branch-free, as the greedy trees' :func:`dtlab.splits.presort._partition_feature`:
     which rows go left looks random in any other feature's order, so a branch
     would be mispredicted half the time; the side selects the slot instead.
     Where the node misses no value of the feature, its left child's entries
@@ -348,95 +346,3 @@ def _level(indptr, seg, split_k, side, rows, vals, rows_out, vals_out, new_seg, 
         else:
             _find_splits_slice(f0, f1, w, seg, n_nodes, vals, rows, gh, node_g, node_h, node_n, col_missing, lam,
                                mcw, bufs, f_gain, f_thr, f_left)
-
-
-def _presort_features(f0, f1, w, data, argsort, rows, vals):
-    """The sorted lists of the features ``f0:f1`` (one worker's slice) into their part of ``rows``, ``vals``."""
-    a, b = data.indptr[f0], data.indptr[f1]
-    rows[a:b], vals[a:b] = presort_columns(data.indptr[f0:f1 + 1] - a, data.indices[a:b], data.values[a:b], argsort)
-
-
-class ExactSearch:
-    """The exact split finder of one fit: the sorted lists and their double buffers.
-
-    Parameters
-    ----------
-    data : :class:`dtlab.boosting.grower.ColumnData`
-    n_workers : int
-    """
-
-    def __init__(self, data, n_workers: int):
-        from ._sort import DEFAULT_SORT, SORTS
-
-        self.indptr = data.indptr
-        nnz = int(data.indptr[-1])
-        self.n_workers = n_workers
-        # a parallel region costs tens of microseconds on a quiet machine and milliseconds on a busy one:
-        # small lists are scanned serially
-        self.parallel = n_workers > 1 and nnz >= PARALLEL_MIN_WORK
-        self.rows0, self.vals0 = np.empty(nnz, np.int32), np.empty(nnz, np.float32)
-        run_slices(_presort_features, data.n_features, n_workers if self.parallel else 1, data, SORTS[DEFAULT_SORT],
-                   self.rows0, self.vals0)
-        self.col_missing = np.diff(data.indptr) < data.n_samples
-        self.buffers = [(np.empty(nnz, np.int32), np.empty(nnz, np.float32)) for _ in range(2)]
-        n = max(data.n_samples, 1)
-        self.bufs = np.empty((3, n_workers, n))
-        self.tmp = (np.empty((n_workers, n), np.int32), np.empty((n_workers, n), np.float32))
-        #: Entries scanned (prefix sums), ranked (once per missing direction) and partitioned, over the fit:
-        #: the work counts behind :func:`dtlab.boosting.intensity.counted`.
-        self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
-
-    def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
-        """This round's gradients; the root is each whole list."""
-        self.gh = np.stack([g, h], axis=1).astype(np.float32, copy=False)  # g, h are float32 already
-        self.lists = (self.rows0, self.vals0)
-        self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
-        self.flip = 0
-        self.pending = None
-
-    def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
-        """Best split of each node of the level: ``(feature, loss_chg, threshold, missing_left)`` arrays.
-
-        A partition left by :meth:`split` runs first, in the same dispatch: each worker partitions its
-        slice of the lists, then scans them."""
-        d = self.seg.shape[0]
-        f_gain = np.empty((d, n_nodes))
-        f_thr = np.empty((d, n_nodes), np.float32)
-        f_left = np.empty((d, n_nodes), np.bool_)
-        rows, vals = self.lists
-        find_args = (n_nodes, self.gh, node_g, node_h, node_n, self.col_missing, lam, mcw, self.bufs,
-                     f_gain, f_thr, f_left)
-        partition = self.pending is not None
-        if partition:
-            old = self.pending
-        else:  # the root: nothing to partition (placeholders of the partition's arguments)
-            old = (self.seg, np.empty(0, np.int64), np.empty(0, np.uint8), rows, vals)
-        if self.parallel:
-            _level(self.indptr, *old, rows, vals, self.seg, *self.tmp, *find_args, self.n_workers, partition)
-        elif partition:
-            _partition_find_slice(0, d, 0, self.indptr, *old, rows, vals, self.seg, *self.tmp, *find_args)
-        else:
-            _find_splits_slice(0, d, 0, self.seg, n_nodes, vals, rows, *find_args[1:])
-        self.pending = None
-        lengths = self.seg[:, n_nodes] - self.seg[:, 0]
-        self.work["scanned"] += int(lengths.sum())
-        self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
-        best_f, best = _reduce_splits(f_gain, n_nodes)
-        k = np.arange(n_nodes)
-        fk = np.maximum(best_f, 0)
-        return best_f, best, f_thr[fk, k], f_left[fk, k]
-
-    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
-        """Mark each row's side; the partition of the lists into the children's segments is left to the
-        next :meth:`find` (none when the children are the ``last`` level: leaves need no lists)."""
-        rows, vals = self.lists
-        _mark_sides(self.seg, rows, vals, split_k, split_f, split_thr, split_left, pos, side)
-        if last:
-            return
-        out = self.buffers[self.flip]
-        self.flip ^= 1
-        self.work["partitioned"] += int((self.seg[:, split_k + 1] - self.seg[:, split_k]).sum())
-        new_seg = np.empty((self.seg.shape[0], 2 * split_k.shape[0] + 1), np.int64)
-        self.pending = (self.seg, split_k, side, rows, vals)
-        self.lists = out
-        self.seg = new_seg

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dtlab.boosting._sort import SORTS, _merge, _radix_segment, radix_argsort
+from dtlab.splits import SORTS, radix_argsort
+from dtlab.splits.sort import _merge, _radix_segment
 
 floats = st.floats(allow_nan=False, width=32)
 
@@ -46,7 +47,7 @@ def test_segment_sort_and_merge_kernels(rng):
 
 @pytest.mark.parametrize("sort", sorted(SORTS))
 def test_presort_with_either_sort_gives_the_same_lists(rng, sort):
-    from dtlab.greedy._presort import presort_columns
+    from dtlab.splits import presort_columns
 
     data = rng.integers(0, 9, size=50).astype(np.float32)
     indptr = np.array([0, 20, 20, 50])
@@ -58,7 +59,7 @@ def test_presort_with_either_sort_gives_the_same_lists(rng, sort):
 
 
 def test_auto_sort_uses_the_radix_sort_for_long_columns(rng, monkeypatch):
-    from dtlab.boosting import _sort
+    from dtlab.splits import sort as _sort
 
     calls = []
     monkeypatch.setattr(_sort, "RADIX_MIN_KEYS", 100)
