@@ -262,6 +262,19 @@ def write(records: list[dict], out: Path) -> tuple[Path, Path]:
     return js, md
 
 
+README_START, README_END = "<!-- gpu-kernels:start -->", "<!-- gpu-kernels:end -->"
+
+
+def write_readme(records: list[dict], readme: Path) -> bool:
+    """Put the sm_90 table between the README's gpu-kernels markers; True when it changed."""
+    text = readme.read_text()
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    new = text[:start] + "\n" + table(records) + "\n" + text[end:]
+    if new != text:
+        readme.write_text(new)
+    return new != text
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dtlab.gpu.compile", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("figures/gpu"))
@@ -269,6 +282,8 @@ def main(argv=None) -> int:
     parser.add_argument("--arch", nargs="+", default=["sm_90", "sm_80"], choices=sorted(ARCHS))
     parser.add_argument("--only", nargs="+", default=None, help="kernel names (default: every declared kernel)")
     parser.add_argument("--no-write", action="store_true", help="check only; write nothing")
+    parser.add_argument("--readme", type=Path, default=None,
+                        help="also put the sm_90 table into this README (between its gpu-kernels markers)")
     args = parser.parse_args(argv)
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1":
         print("make gpu-compile compiles for a real device: run it with NUMBA_ENABLE_CUDASIM=0", file=sys.stderr)
@@ -286,6 +301,8 @@ def main(argv=None) -> int:
     if not args.no_write:
         for path in write(records, args.out):
             print(f"wrote {path}")
+        if args.readme is not None and write_readme(records, args.readme):
+            print(f"wrote the table into {args.readme}")
     n = len({r["name"] for r in records})
     print(f"make gpu-compile: {n} kernels, {len(records)} compiled (kernel, signature, arch), {len(failed)} failed, "
           f"{time.perf_counter() - start:.0f} s")
