@@ -249,7 +249,11 @@ def modelled_vs_cpu(n_rows: int, seed: int = 0) -> list[dict]:
         cpu_seconds = median_seconds(cpu, repeats=3)
         with recording(execute=False, keep_args=True) as plan:
             start = time.perf_counter()
-            gpu()
+            try:
+                gpu()
+            except RuntimeError:  # GDT's evaluator checks the statistics the plan did not compute: its two
+                if slug != "evolution":  # kernels are recorded by then
+                    raise
             host = time.perf_counter() - start if slug == "greedy" else 0.0
         kernels = [m for m in (model_launch(item) for item in plan) if m is not None]
         out.append({"technique": slug, "what": what, "n_rows": n_rows, "cpu_seconds_measured": cpu_seconds,
