@@ -130,7 +130,7 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     XT = np.ascontiguousarray(X32.T)
     parallel_min_work = _rules.PARALLEL_MIN_WORK  # looked up per fit, so that a test can lower it
     if be.is_cuda:
-        from ._cuda import grow_cuda
+        from ._cuda_grower import grow_cuda
 
         arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
     elif meth == VECTORIZED:
