@@ -69,7 +69,13 @@ def test_ptx_facts_count_fmas_and_64_bit_shared_atomics():
 
 
 def _toolchain() -> bool:
+    """The gpu-compile extra's wheels: libNVVM (in the nvcc wheel) and a ptxas (a ptxas alone on the PATH, without
+    libNVVM, cannot compile)."""
+    import importlib.util
+
     try:
+        if not any(importlib.util.find_spec(name) for name in ("nvidia.cuda_nvcc", "nvidia.cu13")):
+            return False
         from dtlab.gpu.compile import ptxas_path
 
         ptxas_path()
