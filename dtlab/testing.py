@@ -51,13 +51,13 @@ def random_individuals(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, n
     -------
     list of :class:`~dtlab.evolution.individual.Individual` (breadth-first, not evaluated)
     """
-    from .evolution.operators import grow_tree
+    from .evolution.operators import grow_dipole_tree
 
     trees = []
     for _ in range(n_trees):
         m = int(rng.integers(1, X.shape[0] + 1))
         rows = rng.choice(X.shape[0], size=m, replace=False)
-        trees.append(grow_tree(X[rows], y[rows], n_classes, int(rng.integers(0, max_depth + 1)), 2, rng))
+        trees.append(grow_dipole_tree(X[rows], y[rows], n_classes, int(rng.integers(0, max_depth + 1)), 2, rng))
     return trees
 
 

@@ -8,9 +8,9 @@ import numba
 import numpy as np
 
 from ...trees import PackedForest
-from ..kernels import _evaluate_range_parallel
+from ._cpu import _evaluate_range_parallel
 from .base import PHASES, BatchWork, LeafStats, check_data
-from .pool import PoolEvaluator
+from .devices import PoolEvaluator
 
 
 class CpuEvaluator:
@@ -24,7 +24,7 @@ class CpuEvaluator:
     With ``n_devices=None`` one call of a parallel kernel splits the rows into
     blocks over all of numba's threads.  With ``n_devices=k`` the rows are
     split into ``k`` shards owned by ``k`` CPU workers of a device pool
-    (:class:`~dtlab.evolution.evaluators.pool.PoolEvaluator`), one host thread
+    (:class:`~dtlab.evolution.evaluators.devices.PoolEvaluator`), one host thread
     each running the serial kernel, and the host merges their partial
     statistics: the multi-device scheme of the paper (section 3.2) with CPU
     workers standing in for GPUs, so ``n_devices=1`` is one core and
