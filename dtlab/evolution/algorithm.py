@@ -167,7 +167,7 @@ def next_generation(state: RunState, evaluator: Evaluator, params: EvolutionPara
     """
     start = time.perf_counter()
     population, next_ident = breeding.breed(state.population, state.best, state.next_ident, params,
-                                            ctx.draw_tables(params), state.rng, ctx.X, ctx.feature_span)
+                                            ctx.variant_cdf(params), state.rng, ctx.X, ctx.feature_span)
     if ctx.phases is not None:
         ctx.phases["operators"] = ctx.phases.get("operators", 0.0) + time.perf_counter() - start
     population, n_eval, next_ident = breeding.evaluate(population, evaluator, params.alpha, state.rng,

@@ -26,6 +26,7 @@ import time
 import numba
 import numpy as np
 
+from ._choices import _selection_cum
 from ._cpu import _crossover, _mutate, _propagate_up, _prune_unprofitable
 from .population import Population
 
@@ -67,10 +68,9 @@ def _compact(arena, start, size):
 
 
 @numba.njit(**_NJIT)
-def _breed(rng, node_offset, nodes, fitness, accuracy, ident, best, next_ident, n_elite, selection_cum, crossover_p,
+def _breed(rng, node_offset, nodes, fitness, accuracy, ident, best, next_ident, n_elite, n_offspring, crossover_p,
            mutation_p, variant_cdf, max_depth, pressure, X, span):
     n_trees = fitness.shape[0]
-    n_offspring = n_trees - n_elite
     sizes = node_offset[1:] - node_offset[:-1]
     largest = sizes.max()
     n_old = node_offset[n_trees]
@@ -85,6 +85,7 @@ def _breed(rng, node_offset, nodes, fitness, accuracy, ident, best, next_ident, 
     arena[5][:n_old] = nodes[5]
     top = n_old
     # linear ranking selection by stochastic universal sampling (selection.linear_ranking)
+    selection_cum = _selection_cum(n_trees, pressure)
     order = np.argsort(fitness, kind="mergesort")
     u = rng.random()
     chosen = np.empty(n_offspring, np.int64)
@@ -107,26 +108,29 @@ def _breed(rng, node_offset, nodes, fitness, accuracy, ident, best, next_ident, 
                 start[k], size[k], changed[k] = new_start, new_size, True
                 top = new_start + new_size
     # elitism: the best so far, re-evaluated (a new draw of its dipole objects), then the next best that are
-    # not it (stable order of decreasing fitness, as the reference's argsort(-fitness))
-    slot_start = np.empty(n_trees, np.int64)
-    slot_size = np.empty(n_trees, np.int64)
-    out_fitness = np.full(n_trees, np.nan)
-    out_accuracy = np.full(n_trees, np.nan)
-    out_evaluated = np.zeros(n_trees, np.bool_)
-    out_ident = np.empty(n_trees, np.int64)
-    slot_start[0], slot_size[0], out_ident[0] = node_offset[best], sizes[best], next_ident
-    next_ident += 1
+    # not it (stable order of decreasing fitness, as the reference's argsort(-fitness)); fewer when every other
+    # slot holds the best itself, and the population is smaller then, as the reference's list is
+    elite = [best]
     if n_elite > 1:
-        slot = 1
         for i in np.argsort(-fitness, kind="mergesort"):
-            if slot == n_elite:
+            if len(elite) == n_elite:
                 break
             if ident[i] != ident[best]:
-                slot_start[slot], slot_size[slot], out_ident[slot] = node_offset[i], sizes[i], ident[i]
-                out_fitness[slot], out_accuracy[slot], out_evaluated[slot] = fitness[i], accuracy[i], True
-                slot += 1
+                elite.append(i)
+    n_out = len(elite) + n_offspring
+    slot_start = np.empty(n_out, np.int64)
+    slot_size = np.empty(n_out, np.int64)
+    out_fitness = np.full(n_out, np.nan)
+    out_accuracy = np.full(n_out, np.nan)
+    out_evaluated = np.zeros(n_out, np.bool_)
+    out_ident = np.empty(n_out, np.int64)
+    for slot, i in enumerate(elite):
+        slot_start[slot], slot_size[slot], out_ident[slot] = node_offset[i], sizes[i], ident[i]
+        out_fitness[slot], out_accuracy[slot], out_evaluated[slot] = fitness[i], accuracy[i], True
+    out_ident[0], out_evaluated[0], out_fitness[0], out_accuracy[0] = next_ident, False, np.nan, np.nan
+    next_ident += 1
     for k in range(n_offspring):
-        slot = n_elite + k
+        slot = len(elite) + k
         slot_start[slot], slot_size[slot] = start[k], size[k]
         if changed[k]:
             out_ident[slot] = next_ident
@@ -209,7 +213,8 @@ def _population(offset, nodes, fitness, accuracy, evaluated, ident) -> Populatio
     return Population(offset, *nodes, fitness, accuracy, evaluated, ident)
 
 
-def breed(population: Population, best: int, next_ident: int, params, tables, rng: np.random.Generator,
+def breed(population: Population, best: int, next_ident: int, params, variant_cdf: np.ndarray,
+          rng: np.random.Generator,
           X: np.ndarray, span: np.ndarray) -> tuple[Population, int]:
     """The next generation's population before its evaluation; the elite first, changed trees unevaluated.
 
@@ -221,8 +226,8 @@ def breed(population: Population, best: int, next_ident: int, params, tables, rn
     next_ident : int
         The first unused individual id.
     params : EvolutionParams
-    tables : (selection_cum, variant_cdf)
-        The cumulative probabilities the draws search (:func:`draw_tables`).
+    variant_cdf : ndarray of shape (4,), float64
+        The cdf the choice of a mutation variant searches (:func:`variant_cdf`).
     rng : the run's generator
     X : ndarray of shape (n_samples, n_features), float32 or float64
         The training rows (a dipole's two objects are read from it).
@@ -236,26 +241,17 @@ def breed(population: Population, best: int, next_ident: int, params, tables, rn
     p = population
     offset, nodes, fitness, accuracy, evaluated, ident, next_ident = _breed(
         rng, p.node_offset, _nodes(p), p.fitness, p.accuracy, p.ident, np.int64(best), np.int64(next_ident),
-        np.int64(params.n_elite), tables[0], params.crossover_probability, params.mutation_probability, tables[1],
+        np.int64(params.n_elite), np.int64(params.population_size - params.n_elite), params.crossover_probability,
+        params.mutation_probability, variant_cdf,
         np.int64(params.max_depth), float(params.ranking_pressure), X, span)
     return _population(offset, nodes, fitness, accuracy, evaluated, ident), int(next_ident)
 
 
-def draw_tables(params) -> tuple[np.ndarray, np.ndarray]:
-    """What selection and the choice of a mutation variant search, computed as the reference computes them.
-
-    ``selection_cum``: :func:`~dtlab.evolution.selection.linear_ranking`'s
-    cumulative probabilities for the population; ``variant_cdf``: the cdf
-    ``Generator.choice(4, p=variant_p)`` searches.
-    """
-    from .selection import ranking_probabilities
-
-    n_offspring_pool = params.population_size
-    cum = np.cumsum(ranking_probabilities(n_offspring_pool, params.ranking_pressure))
-    cum[-1] = 1.0
+def variant_cdf(params) -> np.ndarray:
+    """The cdf ``Generator.choice(4, p=variant_p)`` searches for a mutation variant, as NumPy computes it."""
     cdf = np.asarray(params.variant_p, np.float64).cumsum()
     cdf /= cdf[-1]
-    return cum, cdf
+    return cdf
 
 
 def evaluate(population: Population, evaluator, alpha: float, rng: np.random.Generator, local_pruning: float,

@@ -71,15 +71,15 @@ class OperatorContext:
     ranking_pressure: float
     X: np.ndarray | None = None
     phases: dict | None = None
-    _tables: tuple | None = field(default=None, repr=False)
+    _variant_cdf: np.ndarray | None = field(default=None, repr=False)
 
-    def draw_tables(self, params) -> tuple[np.ndarray, np.ndarray]:
-        """The compiled loop's selection and variant tables (:func:`~dtlab.evolution.breeding.draw_tables`), once."""
-        if self._tables is None:
-            from .breeding import draw_tables
+    def variant_cdf(self, params) -> np.ndarray:
+        """The compiled loop's cdf of mutation variants (:func:`~dtlab.evolution.breeding.variant_cdf`), once."""
+        if self._variant_cdf is None:
+            from .breeding import variant_cdf
 
-            self._tables = draw_tables(params)
-        return self._tables
+            self._variant_cdf = variant_cdf(params)
+        return self._variant_cdf
 
 
 # ------------------------------------------------------------------ dipoles

@@ -8,7 +8,7 @@ import pytest
 from dtlab._validation import encode_labels
 from dtlab.datasets import chess3x3
 from dtlab.evolution import CpuEvaluator, GDTClassifier
-from dtlab.evolution._cpu import _choose_two, _numpy_sum, _ranking_cdf
+from dtlab.evolution._choices import _choose_two, _numpy_sum, _ranking_cdf, _selection_cum
 from dtlab.evolution.algorithm import initial_state, next_generation, run
 from dtlab.evolution.operators import OperatorContext, reference_generation
 from dtlab.evolution.population import Population
@@ -33,6 +33,14 @@ def test_ranking_cdf_is_what_generator_choice_searches(pressure):
         a, b = np.random.default_rng(n), np.random.default_rng(n)
         assert np.searchsorted(cdf, a.random(), side="right") == b.choice(n, p=p)
         assert a.bit_generator.state == b.bit_generator.state
+
+
+@pytest.mark.parametrize("pressure", [1.0, 1.7, 2.0])
+def test_selection_cum_is_linear_rankings(pressure):
+    for n in range(1, 400):
+        cum = np.cumsum(ranking_probabilities(n, pressure))
+        cum[-1] = 1.0
+        assert np.array_equal(_selection_cum(n, pressure), cum), n
 
 
 def test_choose_two_is_generator_choice_without_replacement():
@@ -68,6 +76,10 @@ def assert_same_state(a, b):
     assert np.array_equal(same_a, same_b)
     assert (a.best, a.stagnation, a.generation) == (b.best, b.stagnation, b.generation)
     assert a.rng.bit_generator.state == b.rng.bit_generator.state
+    # the size-accuracy front kept along the way: the same tree for every size
+    assert sorted(a.front.trees) == sorted(b.front.trees)
+    for size, tree in a.front.trees.items():
+        assert tree.same_tree(b.front.trees[size]) and tree.accuracy == b.front.trees[size].accuracy
 
 
 rng_data = np.random.default_rng(7)

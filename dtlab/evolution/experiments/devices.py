@@ -143,7 +143,7 @@ def time_calls(evaluators: Sequence[Any], batch, repeats: int) -> list[dict[str,
 
 def device_sweep(sizes: Sequence[int] = (10_000, 100_000, 1_000_000), device_counts: Sequence[int] = (1, 2),
                  kind: str = "cpu", repeats: int = 5, reference_repeats: int = 1, use_dask: bool = False,
-                 seed: int = 0):
+                 noise_attrs: int = 0, reference: bool = True, seed: int = 0):
     """Seconds per evaluation of one evolved batch for every size and device count, and of the NumPy reference.
 
     Parameters
@@ -154,10 +154,12 @@ def device_sweep(sizes: Sequence[int] = (10_000, 100_000, 1_000_000), device_cou
     repeats : timed calls per evaluator (alternating), after one warm-up call
     reference_repeats : timed calls of the NumPy reference on the whole batch (it takes seconds at 10^6 rows)
     use_dask : also time a Dask cluster of ``min(cores, 2)`` worker processes on loopback
+    noise_attrs : random attributes added to Chess3x3's two
+    reference : whether to time the NumPy reference (Fig. 9 needs it; a device-count panel does not)
 
     Returns
     -------
-    DataFrame, one row per (rows, method, devices): ``n_samples, n_trees, method, devices, threads,
+    DataFrame, one row per (rows, method, devices): ``n_samples, noise_attrs, n_trees, method, devices, threads,
     seconds, seconds_min, seconds_max`` and the phases of :data:`CALL_PHASES` (median seconds per call).
     """
     import pandas as pd
@@ -169,12 +171,13 @@ def device_sweep(sizes: Sequence[int] = (10_000, 100_000, 1_000_000), device_cou
     rows = []
     with _maybe_cluster(use_dask, min(present_devices("cpu"), 2)) as client:
         for n in sizes:
-            X, y, batch, _ = timing_batch(n, seed=seed)
-            ref = reference_evaluator(X, y, 2)
-            t_ref = paired_medians([lambda ref=ref, b=batch: ref.evaluate(b, 1)], repeats=reference_repeats,
-                                   warmup=0)[0]
-            rows.append({"n_samples": n, "method": "NumPy reference", "devices": 1, "threads": 1, "seconds": t_ref,
-                         "seconds_min": t_ref, "seconds_max": t_ref})
+            X, y, batch, _ = timing_batch(n, noise_attrs, seed=seed)
+            if reference:
+                ref = reference_evaluator(X, y, 2)
+                t_ref = paired_medians([lambda ref=ref, b=batch: ref.evaluate(b, 1)], repeats=reference_repeats,
+                                       warmup=0)[0]
+                rows.append({"n_samples": n, "method": "NumPy reference", "devices": 1, "threads": 1,
+                             "seconds": t_ref, "seconds_min": t_ref, "seconds_max": t_ref})
             evaluators = _contenders(kind, counts, X, y, client)
             try:
                 timed = time_calls(list(evaluators.values()), batch, repeats)
@@ -184,8 +187,8 @@ def device_sweep(sizes: Sequence[int] = (10_000, 100_000, 1_000_000), device_cou
             for (method, d), t in zip(evaluators, timed):
                 rows.append({"n_samples": n, "method": method, "devices": d, "threads": 1 if method == "GPUs" else d,
                              **t})
-            for r in rows[-len(evaluators) - 1:]:
-                r["n_trees"] = batch.n_trees
+            for r in rows[-len(evaluators) - reference:]:
+                r["n_trees"], r["noise_attrs"] = batch.n_trees, noise_attrs
     return pd.DataFrame(rows)
 
 
@@ -254,8 +257,11 @@ class PoolModel:
 
 
 def device_scaling(sweep, device_counts: Sequence[int] = (1, 2, 4), method: str = "CPU workers",
-                   probe_ratio: float | None = None, cores: int | None = None):
+                   probe_ratio: float | None = None, cores: int | None = None, fit_to=None):
     """Fig. 10 from a :func:`device_sweep`: speedup over one device, measured, modelled where the model fits, bound.
+
+    ``fit_to`` (optional): further measured rows (a sweep's) the model must
+    also reproduce, e.g. a wider sweep of other sizes when ``sweep`` holds one.
 
     Returns
     -------
@@ -269,7 +275,8 @@ def device_scaling(sweep, device_counts: Sequence[int] = (1, 2, 4), method: str 
     import pandas as pd
 
     measured = sweep[sweep.method == method]
-    model = PoolModel.fit(measured)
+    points = measured if fit_to is None else pd.concat([measured, fit_to[fit_to.method == method]])
+    model = PoolModel.fit(points)
     rows = []
     for n, part in measured.groupby("n_samples"):
         base = float(part[part.devices == 1].seconds.iloc[0])
@@ -322,7 +329,9 @@ def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 
                  noise_attrs: int = 0) -> dict:
     """Seconds per batch on 1 and on ``n_devices`` CPU workers (one thread each) and the speedup, load stated.
 
-    The same batch, timed in alternation (medians).  With ``n_devices`` workers
+    Timed as every point of :func:`device_sweep` is (:func:`time_calls`: the
+    same batch, a warm-up call, alternating calls, medians), so its numbers
+    differ from the sweep's only by when they ran.  With ``n_devices`` workers
     on as many free cores this approaches ``n_devices``; :func:`process_probe`
     tells whether the cores are free and independent.
     """
@@ -332,19 +341,19 @@ def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 
     load = load_average()
     one, many = PoolEvaluator(X, y, 2, 1), PoolEvaluator(X, y, 2, n_devices)
     try:
-        t_one, t_many = paired_medians([lambda: one.evaluate(batch, 1), lambda: many.evaluate(batch, 1)],
-                                       repeats=repeats)
+        t_one, t_many = time_calls([one, many], batch, repeats)
     finally:
         one.close()
         many.close()
     return {"n_samples": n_samples, "noise_attrs": noise_attrs, "n_trees": batch.n_trees, "devices": [1, n_devices],
-            "threads_per_device": 1,
-            "seconds": [t_one, t_many], "speedup": t_one / t_many, "cores": present_devices("cpu"),
+            "threads_per_device": 1, "seconds": [t_one["seconds"], t_many["seconds"]],
+            "seconds_range": [[t["seconds_min"], t["seconds_max"]] for t in (t_one, t_many)],
+            "speedup": t_one["seconds"] / t_many["seconds"], "cores": present_devices("cpu"),
             "load_average": {"before": load, "after": load_average()}}
 
 
-def _probe_job(n_samples: int, repeats: int, start_at: float | None) -> float:
-    """One process: build a shard and a batch, warm up, wait until ``start_at``, time the serial kernel."""
+def _probe_job(n_samples: int, repeats: int, barrier, results) -> None:
+    """One process: build a shard and a batch, warm up, wait for the others at ``barrier``, time the serial kernel."""
     from ..evaluators.base import BatchWork
     from ..evaluators.devices import CpuShard
     from ..individual import pack
@@ -356,14 +365,28 @@ def _probe_job(n_samples: int, repeats: int, start_at: float | None) -> float:
     work = BatchWork.prepare(batch, 1, X.shape[1], X.dtype)
     shard = CpuShard(np.ascontiguousarray(X.T), y, 0, 2)
     shard.evaluate(work)
-    if start_at is not None:
-        time.sleep(max(0.0, start_at - time.time()))
+    barrier.wait()  # every process is ready: they start timing together
     times = []
     for _ in range(repeats):
         begin = time.perf_counter()
         shard.evaluate(work)
         times.append(time.perf_counter() - begin)
-    return float(np.median(times))
+    results.put(float(np.median(times)))
+
+
+def _run_together(n_processes: int, n_samples: int, repeats: int) -> list[float]:
+    from multiprocessing import get_context
+
+    ctx = get_context("spawn")  # fresh interpreters: no shared numba thread pool, no GIL
+    barrier, results = ctx.Barrier(n_processes), ctx.Queue()
+    procs = [ctx.Process(target=_probe_job, args=(n_samples, repeats, barrier, results)) for _ in range(n_processes)]
+    for p in procs:
+        p.start()
+    try:
+        return [results.get(timeout=600) for _ in procs]
+    finally:
+        for p in procs:
+            p.join(timeout=60)
 
 
 def process_probe(n_samples: int = 500_000, n_processes: int = 2, repeats: int = 9) -> dict:
@@ -373,15 +396,12 @@ def process_probe(n_samples: int = 500_000, n_processes: int = 2, repeats: int =
     so if ``n`` of them together take longer per evaluation than one alone,
     the cores share hardware (hyperthreads of one core, a CPU quota, other
     load) and no in-process pool can do better.  ``throughput_ratio`` is the
-    ``n`` processes' total rate over one's: ``n`` for independent cores.
+    ``n`` processes' total rate over one's: ``n`` for independent cores.  The
+    processes start timing together (a barrier after their warm-up).
     """
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    with ProcessPoolExecutor(n_processes, mp_context=get_context("spawn")) as pool:
-        alone = pool.submit(_probe_job, n_samples, repeats, None).result()
-        start_at = time.time() + 8.0  # after every process has built its data and compiled
-        together = [f.result() for f in [pool.submit(_probe_job, n_samples, repeats, start_at)
-                                         for _ in range(n_processes)]]
+    load = load_average()
+    alone = _run_together(1, n_samples, repeats)[0]
+    together = _run_together(n_processes, n_samples, repeats)
     return {"n_samples": n_samples, "processes": n_processes, "seconds_alone": alone, "seconds_together": together,
-            "throughput_ratio": float(n_processes * alone / np.mean(together)), "load_average": load_average()}
+            "throughput_ratio": float(n_processes * alone / np.mean(together)),
+            "load_average": {"before": load, "after": load_average()}}
