@@ -200,8 +200,8 @@ def plot_host_loop(results, ax=None, title: str | None = None):
     fig, ax = new_axes(ax, figsize=(7.0, 3.8))
     cases = list(results["cases"])
     x = np.arange(len(cases))
-    for j, (who, label) in enumerate((("baseline", "Python host loop (recorded before)"),
-                                      ("now", "compiled host loop (this run)"))):
+    for j, (who, label) in enumerate((("baseline", f"Python host loop ({results['baseline_source']})"),
+                                      ("now", "compiled host loop")), start=0):
         med = np.array([results["cases"][c][who]["median"] for c in cases])
         low = med - np.array([results["cases"][c][who]["min"] for c in cases])
         high = np.array([results["cases"][c][who]["max"] for c in cases]) - med

@@ -61,11 +61,21 @@ def test_generation_breakdown_splits_host_and_devices():
     assert ((0 < table.host_share) & (table.host_share < 1)).all()
 
 
-def test_host_loop_speed_and_the_loop_alone():
-    out = host_loop.host_loop_speed(cases=((300, 5), (600, 3)), repeats=2, threads=1)
+def test_host_loop_speed_against_another_commit_and_the_loop_alone():
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip() if head.returncode == 0 else None  # this checkout's own code as the "baseline"
+    out = host_loop.host_loop_speed(cases=((300, 5), (600, 3)), repeats=2, threads=1, baseline_commit=commit)
     assert set(out["cases"]) == {"300x5", "600x3"} and out["threads"] == 1
     for entry in out["cases"].values():
-        assert len(entry["fit_seconds"]) == 2 and entry["fit"]["min"] <= entry["fit"]["median"] <= entry["fit"]["max"]
+        for who in ("now", "baseline") if commit else ("now",):
+            fit = entry[who]["fit"]
+            assert len(entry[who]["fit_seconds"]) == 2 and fit["min"] <= fit["median"] <= fit["max"]
+        if commit:  # the same code at the same seed: the same tree
+            assert entry["now"]["n_nodes"] == entry["baseline"]["n_nodes"]
+    with pytest.raises(RuntimeError, match="not in this checkout's history"):
+        host_loop.host_loop_speed(cases=((300, 2),), repeats=1, baseline_commit="0" * 40)
     alone = host_loop.loop_alone(n_samples=300, generations=5, repeats=1, threads=1)
     assert alone["speedup"] > 0 and alone["compiled"]["median"] > 0
 

@@ -152,69 +152,152 @@ def _busy_seconds() -> tuple[float, float]:
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
 
 
-def timed_quietly(fn, tolerance: float = 0.02, attempts: int = 4) -> tuple[float, Any, list[dict]]:
-    """``fn()``'s wall time, taken again when other processes used the cores meanwhile.
+#: The last commit with the Python host loop: "today's code" that :func:`host_loop_speed` runs beside the compiled
+#: loop, from the repository's history (``git archive``), when the checkout has it.
+BASELINE_COMMIT = "79f2c687a8bb0735ea203bcc2f4803a2f50ae703"
 
-    On a shared machine a command outside the benchmark lock (an install, a
-    test run) takes a core from numba's parallel regions, which then wait for
-    their descheduled thread: a fit can take several times longer.  A call is
-    kept when the other processes used under ``tolerance`` of a core during it
-    (``/proc/stat`` less this process's own CPU time); up to ``attempts`` tries,
-    the last one kept in any case.
+_WORKER = r"""
+import json, os, sys, time
+import numba
+from dtlab.datasets import chess3x3
+from dtlab.evolution import GDTClassifier
 
-    Returns
-    -------
-    (seconds, fn's result, the discarded tries as ``{"seconds", "other_cpu_seconds"}``)
-    """
-    discarded = []
-    for attempt in range(attempts):
-        busy0, own0 = _busy_seconds()
-        start = time.perf_counter()
-        result = fn()
-        seconds = time.perf_counter() - start
-        busy1, own1 = _busy_seconds()
-        others = (busy1 - busy0) - (own1 - own0)
-        if not others > tolerance * seconds + 0.05 or attempt == attempts - 1:  # NaN (no /proc/stat): kept
-            return seconds, result, discarded
-        discarded.append({"seconds": seconds, "other_cpu_seconds": others})
-    raise AssertionError("unreachable")
+def busy():
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    own = os.times()
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
+
+args = json.loads(sys.argv[1])
+numba.set_num_threads(args["threads"])
+data = {}
+for line in sys.stdin:
+    n, g = json.loads(line)
+    if n not in data:
+        data[n] = chess3x3(n, args["noise_attrs"], seed=args["seed"])
+    clf = GDTClassifier(random_state=args["random_state"], max_stagnation=10**6, max_generations=g)
+    b0, o0 = busy()
+    start = time.perf_counter()
+    clf.fit(*data[n])
+    seconds = time.perf_counter() - start
+    b1, o1 = busy()
+    print(json.dumps({"seconds": seconds, "other_cpu_seconds": (b1 - b0) - (o1 - o0), "n_nodes": int(clf.tree_.n_nodes),
+                      "ms_per_generation": 1000 * float(clf.history_.seconds.iloc[1:].mean())}), flush=True)
+"""
+
+
+class _OldCode:
+    """``GDTClassifier.fit`` of another commit's dtlab (``git archive``), run in a worker process on request."""
+
+    def __init__(self, commit: str, threads: int, noise_attrs: int, random_state: int, seed: int):
+        import os
+        import shutil
+        import subprocess
+        import sys
+        import tempfile
+
+        root = Path(__file__).resolve().parents[3]
+        # one folder per commit, kept: git archive keeps the commit's file times, so numba's cache there stays valid
+        # and only the first run compiles the old code
+        folder = Path(tempfile.gettempdir()) / f"dtlab-baseline-{commit[:12]}"
+        if not (folder / "dtlab" / "__init__.py").exists():
+            archive = subprocess.run(["git", "-C", str(root), "archive", commit, "dtlab"], capture_output=True)
+            if archive.returncode:
+                raise RuntimeError(f"commit {commit[:7]} is not in this checkout's history "
+                                   f"({archive.stderr.decode().strip()[:200]})")
+            staging = Path(tempfile.mkdtemp(prefix=folder.name + "-", dir=folder.parent))
+            subprocess.run(["tar", "-x", "-C", str(staging)], input=archive.stdout, check=True)
+            try:
+                staging.rename(folder)
+            except OSError:  # another run extracted it meanwhile
+                shutil.rmtree(staging, ignore_errors=True)
+        env = dict(os.environ, PYTHONPATH=str(folder), NUMBA_NUM_THREADS=str(threads))
+        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER, json.dumps(
+            {"threads": threads, "noise_attrs": noise_attrs, "random_state": random_state, "seed": seed})],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=str(folder))
+
+    def fit(self, n: int, g: int) -> dict:
+        self.proc.stdin.write(json.dumps([n, g]) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the baseline worker stopped (exit code {self.proc.poll()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def host_loop_speed(cases: Sequence[tuple[int, int]] = HOST_LOOP_CASES, noise_attrs: int = 2, repeats: int = 5,
-                    threads: int = 2, random_state: int = 3, seed: int = 0) -> dict:
-    """Whole ``GDTClassifier.fit`` calls on each (rows, generations) case, alternating cases, ``threads`` threads.
+                    threads: int = 2, random_state: int = 3, seed: int = 0, baseline_commit: str | None = None,
+                    tolerance: float = 0.10, attempts: int = 4) -> dict:
+    """Whole ``GDTClassifier.fit`` calls on each (rows, generations) case on ``threads`` threads, this code's and,
+    with ``baseline_commit``, that commit's (in a worker process), in alternation.
 
-    Each fit is timed by :func:`timed_quietly` (taken again when a process
-    outside the benchmark used the cores meanwhile; the discarded tries are kept).
+    A shared machine's other processes, and on a virtual machine the
+    hypervisor's steal, take cores from numba's parallel regions, which then
+    wait for their descheduled thread; so each fit records the CPU seconds
+    used outside its own process meanwhile (``/proc/stat``), and a fit during
+    which that exceeded ``tolerance`` of a core is taken again (up to
+    ``attempts`` tries, the last kept in any case; the discarded tries are kept).
 
     Returns
     -------
-    dict with, per case ``"<rows>x<generations>"``, the fit seconds of every
-    repeat, their median / min / max, the mean milliseconds per generation,
-    the tree's size and the discarded tries; ``threads`` and the load average before and after.
+    dict with, per case ``"<rows>x<generations>"`` and contender (``"now"``,
+    and ``"baseline"`` with a commit), the fit seconds of every repeat, their
+    median / min / max, the mean milliseconds per generation, the tree's size
+    and the discarded tries; ``threads`` and the load average before and after.
     """
     from .. import GDTClassifier
 
     data = {n: chess3x3(n, noise_attrs, seed=seed) for n, _ in cases}
-    out: dict[str, Any] = {f"{n}x{g}": {"n_samples": n, "generations": g, "fit_seconds": [], "ms_per_generation": []}
-                           for n, g in cases}
+    who = ("now",) + (("baseline",) if baseline_commit else ())
+    out: dict[str, Any] = {f"{n}x{g}": {"n_samples": n, "generations": g,
+                                        **{w: {"fit_seconds": [], "ms_per_generation": [], "discarded": []}
+                                           for w in who}} for n, g in cases}
+
+    def fit_now(n: int, g: int) -> dict:
+        clf = GDTClassifier(random_state=random_state, max_stagnation=10**6, max_generations=g)
+        busy0, own0 = _busy_seconds()
+        start = time.perf_counter()
+        clf.fit(*data[n])
+        seconds = time.perf_counter() - start
+        busy1, own1 = _busy_seconds()
+        return {"seconds": seconds, "other_cpu_seconds": (busy1 - busy0) - (own1 - own0),
+                "n_nodes": int(clf.tree_.n_nodes),
+                "ms_per_generation": 1000 * float(clf.history_.seconds.iloc[1:].mean())}
+
     load = load_average()
-    with numba_threads(threads):
-        for n, _ in cases:  # warm-up: numba's caches loaded, first-touch allocations
-            GDTClassifier(random_state=random_state, max_stagnation=10**6, max_generations=5).fit(*data[n])
-        for _ in range(repeats):
-            for n, g in cases:
-                clf = GDTClassifier(random_state=random_state, max_stagnation=10**6, max_generations=g)
-                seconds, _, discarded = timed_quietly(lambda clf=clf, n=n: clf.fit(*data[n]))
-                entry = out[f"{n}x{g}"]
-                entry.setdefault("discarded", []).extend(discarded)
-                entry["fit_seconds"].append(seconds)
-                entry["ms_per_generation"].append(1000 * float(clf.history_.seconds.iloc[1:].mean()))
-                entry["n_nodes"] = int(clf.tree_.n_nodes)
-    for entry in out.values():
-        entry["fit"] = _spread(entry["fit_seconds"])
+    old = _OldCode(baseline_commit, threads, noise_attrs, random_state, seed) if baseline_commit else None
+    try:
+        with numba_threads(threads):
+            for n, _ in cases:  # warm-up: numba's caches (the old code's compile here), first-touch allocations
+                fit_now(n, 5)
+                if old is not None:
+                    old.fit(n, 5)
+            for _ in range(repeats):
+                for n, g in cases:
+                    for w in who:
+                        entry = out[f"{n}x{g}"][w]
+                        for attempt in range(attempts):
+                            r = fit_now(n, g) if w == "now" else old.fit(n, g)
+                            quiet = not r["other_cpu_seconds"] > tolerance * r["seconds"] + 0.05  # NaN: kept
+                            if quiet or attempt == attempts - 1:
+                                break
+                            entry["discarded"].append({k: r[k] for k in ("seconds", "other_cpu_seconds")})
+                        entry["fit_seconds"].append(r["seconds"])
+                        entry["ms_per_generation"].append(r["ms_per_generation"])
+                        entry["n_nodes"] = r["n_nodes"]
+    finally:
+        if old is not None:
+            old.close()
+    for case in out.values():
+        for w in who:
+            case[w]["fit"] = _spread(case[w]["fit_seconds"])
     return {"cases": out, "threads": threads, "noise_attrs": noise_attrs, "random_state": random_state,
-            "repeats": repeats, "load_average": {"before": load, "after": load_average()}}
+            "repeats": repeats, "baseline_commit": baseline_commit, "tolerance": tolerance,
+            "load_average": {"before": load, "after": load_average()}}
 
 
 def loop_alone(n_samples: int = 1_000, generations: int = 200, noise_attrs: int = 2, repeats: int = 3,
