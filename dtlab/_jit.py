@@ -31,6 +31,14 @@ from __future__ import annotations
 import types
 from typing import Callable, Iterable, Mapping
 
+#: The options of every numba CPU kernel of the project (``numba.njit(**NJIT)``; ``parallel=True`` added
+#: where a kernel has ``prange`` loops).  ``error_model="numpy"``: a float division by zero gives inf
+#: instead of raising, so divisions carry no per-element check and loops over them vectorise (no kernel
+#: divides by zero where it matters: every side of a candidate split is non-empty).  ``cache=True`` keys
+#: each cached function on its own file only: after editing a kernel, delete the compiled callers in other
+#: modules too (``__pycache__/*.nbi, *.nbc``).  ``nogil=True``: kernels run on several host threads at once.
+NJIT = dict(cache=True, nogil=True, error_model="numpy")
+
 
 def rebind(fn: Callable, names: Mapping[str, object], variant: str = "") -> Callable:
     """A copy of plain function ``fn`` whose global names in ``names`` refer to the given objects.
@@ -82,7 +90,8 @@ def compile_functions(functions: Iterable[Callable], jit: Callable, names: Mappi
 
 
 def cpu_jit(**options) -> Callable:
-    """``numba.njit`` with the project's CPU defaults (``nogil=True``; ``options`` override or add)."""
+    """``numba.njit`` with ``nogil=True`` and ``options`` (override or add); for plain functions compiled
+    per variant (:func:`compile_functions`), which are not cached on disk (see :data:`NJIT` for kernels)."""
     import numba
 
     return numba.njit(**{"nogil": True, **options})

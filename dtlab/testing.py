@@ -3,8 +3,8 @@
 Random data, random trees and forests, and the assertion every kernel test
 makes: the same result on every backend that can run here (the CPU, and CUDA
 under numba's simulator or on a real GPU).  Nothing here is imported by the
-package itself; technique packages are imported inside the helpers that need
-them, so this module stays importable from any test.
+package itself.  Foundation: this module imports no technique (a technique's
+own test helpers live in its package, e.g. :func:`dtlab.evolution.testing.random_individuals`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,11 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from .trees.synthetic import random_grid_tree
+
+__all__ = ["TEST_BACKENDS", "assert_same_on_backends", "available_backends", "random_data", "random_grid_tree",
+           "random_sklearn_trees", "random_sorted_segment"]
 
 #: The backends a kernel test runs on (CUDA is skipped where it cannot run).
 TEST_BACKENDS = ("cpu", "cuda")
@@ -43,22 +48,16 @@ def random_data(rng: np.random.Generator, n_samples: int, n_features: int, n_cla
     return X, y
 
 
-def random_individuals(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, n_classes: int, n_trees: int,
-                       max_depth: int = 5) -> list:
-    """GDT individuals grown from mixed dipoles on random subsamples of ``(X, y)`` (one-leaf trees too).
-
-    Returns
-    -------
-    list of :class:`~dtlab.evolution.individual.Individual` (breadth-first, not evaluated)
-    """
-    from .evolution.operators import grow_dipole_tree
-
-    trees = []
-    for _ in range(n_trees):
-        m = int(rng.integers(1, X.shape[0] + 1))
-        rows = rng.choice(X.shape[0], size=m, replace=False)
-        trees.append(grow_dipole_tree(X[rows], y[rows], n_classes, int(rng.integers(0, max_depth + 1)), 2, rng))
-    return trees
+def random_sorted_segment(rng: np.random.Generator, trial: int) -> tuple[int, int, int, np.ndarray]:
+    """A random length ``n``, a segment ``[s, e)`` of at least two rows, and float32 values sorted on it
+    (ties on odd trials), random elsewhere: ``(n, s, e, xs)``, what a split scan of one node reads."""
+    n = int(rng.integers(4, 70))
+    s = int(rng.integers(0, n - 2))
+    e = int(rng.integers(s + 2, n + 1))
+    xs = rng.random(n).astype(np.float32)
+    seg = rng.integers(0, 8, e - s).astype(np.float32) if trial % 2 else rng.random(e - s).astype(np.float32)
+    xs[s:e] = np.sort(seg)
+    return n, s, e, xs
 
 
 def random_sklearn_trees(rng: np.random.Generator, X: np.ndarray, y: np.ndarray, n_trees: int,
@@ -117,35 +116,3 @@ def _exactly_equal(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(a, b))
     return bool(a == b)
-
-
-def random_grid_tree(rng: np.random.Generator, n_features: int, max_depth: int, grid: np.ndarray,
-                     p_split: float = 0.8, n_outputs: int = 1):
-    """A random, usually unbalanced FlatTree whose thresholds are values of ``grid`` (so data on the grid tie).
-
-    Every node above ``max_depth`` splits with probability ``p_split`` (the
-    root always does when ``max_depth >= 1``); missing values go left or right
-    at random; leaf values are random normals.
-    """
-    from .trees import FlatTree
-
-    feature, threshold, left, right, missing_left = [], [], [], [], []
-    pending = [(0, -1, False)]
-    while pending:
-        depth, parent, is_right = pending.pop()
-        i = len(feature)
-        if parent >= 0:
-            (right if is_right else left)[parent] = i
-        split = depth < max_depth and (depth == 0 or rng.random() < p_split)
-        feature.append(int(rng.integers(0, n_features)) if split else -1)
-        threshold.append(float(rng.choice(grid)) if split else 0.0)
-        missing_left.append(bool(rng.random() < 0.5))
-        left.append(-1)
-        right.append(-1)
-        if split:
-            pending.append((depth + 1, i, True))
-            pending.append((depth + 1, i, False))
-    value = rng.normal(size=(len(feature), n_outputs))
-    return FlatTree(feature=feature, threshold=threshold, left=left, right=right, value=value,
-                    n_features=n_features, task="regression" if n_outputs == 1 else "classification",
-                    missing_left=np.asarray(missing_left))

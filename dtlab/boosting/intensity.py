@@ -15,7 +15,7 @@ values, writes and re-reads a proxy, with about 12 flops (two shifts, two
 differences, two squares, two divisions, two ``+ lambda``, a sum and the
 tie test); a partition reads a row id, a value and the row's side and writes
 the entry twice (output and scratch; half of it copied back).  The counts of
-a fit (:attr:`ExactSearch.work <dtlab.boosting._exact.ExactSearch>`) and its
+a fit (:attr:`ExactSearch.work <dtlab.boosting.exact.ExactSearch>`) and its
 time give the bytes per second it moves, to compare with a plain copy's.
 """
 
@@ -71,15 +71,15 @@ def intensity_of_fit(X, y, *, n_trees: int = 10, max_depth: int = 6, n_workers: 
     ``achieved_flops_per_second``, ``copy_bytes_per_second``, ``nnz``, ``n_split``
     """
     from ..experiments.timing import numba_threads
-    from ._exact import ExactSearch
     from .booster import SPLIT_METHODS
     from .estimators import GBDTClassifier
+    from .exact import ExactSearch
 
     searches: list[ExactSearch] = []
     factory = SPLIT_METHODS["exact", "cpu"]
 
-    def keep(data, workers, max_bins):
-        searches.append(factory(data, workers, max_bins))
+    def keep(data, backend, workers, max_bins):
+        searches.append(factory(data, backend, workers, max_bins))
         return searches[-1]
 
     est = GBDTClassifier(n_estimators=n_trees, max_depth=max_depth, n_jobs=n_workers, backend="cpu")

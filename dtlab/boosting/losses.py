@@ -13,7 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-NJIT = dict(cache=True, nogil=True, error_model="numpy")
+from .._jit import NJIT
+
 #: XGBoost's floor on a logistic hessian (keeps ``H + lambda`` positive with ``lambda = 0``).
 HESS_EPS = np.float32(1e-16)
 

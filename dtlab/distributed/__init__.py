@@ -15,6 +15,6 @@ Generic: the techniques bring the work (GDT's evaluators in
 numba.cuda, cupy or dask at import time.
 """
 
-from .pool import DeviceError, DevicePool, plan_shards, shard_bounds
+from .device_pool import DeviceError, DevicePool, plan_shards, shard_bounds
 
 __all__ = ["DeviceError", "DevicePool", "plan_shards", "shard_bounds"]

@@ -24,8 +24,6 @@ global induction of classification trees for large-scale data mining",
 Applied Intelligence 51 (2021) 5683-5700.
 """
 
-import warnings
-
 from .defaults import DEFAULTS, defaults_table
 from .evaluators import (
     EVALUATORS,
@@ -45,12 +43,3 @@ __all__ = ["DEFAULTS", "EVALUATORS", "VARIANTS", "CpuEvaluator", "Evaluator", "G
            "NumpyEvaluator", "PoolEvaluator", "defaults_table", "merge_stats", "register_evaluator",
            "resolve_evaluator"]
 
-
-def __getattr__(name: str):
-    if name == "TreeBatch":  # moved to the foundation; kept for one release
-        from ..trees import PackedForest
-
-        warnings.warn("dtlab.evolution.TreeBatch is now dtlab.trees.PackedForest (the per-tree draw salts are "
-                      "derived from the evaluation seed)", DeprecationWarning, stacklevel=2)
-        return PackedForest
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,8 @@ from typing import Any, Callable
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .._validation import check_int, check_sklearn_input_shape, check_X, encode_labels, fit_target
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, encode_labels, fit_target
+from ..backend import thread_scope
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state
 from .defaults import default
@@ -31,7 +32,7 @@ from .individual import Individual
 
 #: Parameters a resumed run may change (they do not alter the search itself).
 RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "executor",
-                     "verbose", "checkpoint", "checkpoint_every", "callback", "size_alpha", "size_cv")
+                     "n_jobs", "verbose", "checkpoint", "checkpoint_every", "callback", "size_alpha", "size_cv")
 
 #: What a fit sets; removed again when a fit fails, so nothing half-fitted is left behind.
 FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_generations_", "stop_reason_",
@@ -96,9 +97,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         Folds for ``size_alpha="cv"``.
     backend : {"auto", "cpu", "cuda"}
         Where the fitness evaluation runs (``"auto"``: a GPU when a CUDA
-        evaluator is registered and a GPU is present, else the CPU).  The
-        former ``backend="numpy"`` means ``backend="cpu", evaluator="reference"``
-        (deprecated).
+        evaluator is registered and a GPU is present, else the CPU).
     evaluator : {"batched", "reference"}
         The evaluation algorithm: ``"batched"``, every changed tree of a
         generation in one pass of compiled kernels; ``"reference"``, the plain
@@ -113,14 +112,24 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         shards on the workers with a Dask executor (None: one per worker).
         The fitted tree does not depend on it.
     executor : "local", "dask", scheduler address or distributed.Client
-        Who drives the devices: ``"local"`` host threads (one per device), or
-        a Dask cluster (``"dask"``: the default client; ``"tcp://host:8786"``;
-        a client) whose workers keep the shards -- ``backend`` still says
-        where each worker computes.  Pass an address where estimators are
-        cloned (a client object does not clone safely).
+        Who drives the devices.  ``"local"``: host threads of this process
+        (one per device).  Otherwise a Dask cluster -- ``"dask"`` for the
+        session's default client, an address such as ``"tcp://host:8786"``, or
+        a client -- whose workers keep the shards (dask-cuda's
+        ``LocalCUDACluster`` gives one worker per GPU).  Kept apart from
+        ``backend`` so that ``backend`` means, as everywhere in dtlab, *where*
+        the work runs (the CPU or a GPU, here on each worker), while
+        ``executor`` says which machines take part; ``evaluator`` names the
+        algorithm.  A client object is not copied by ``sklearn.clone`` safely:
+        pass an address where estimators are cloned.
+    n_jobs : int or None
+        numba threads of fit (the batched CPU evaluator with ``n_devices=None``)
+        and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
+        current thread count; -1, all of numba's threads).  The fitted tree
+        does not depend on it.
     random_state : int, numpy Generator/SeedSequence or None
     verbose : bool
-        Show a progress bar (tqdm) with the best fitness and size.
+        Show a progress bar (:class:`dtlab.callbacks.ProgressBar`) with the best fitness and size.
     checkpoint : str or path or None
         Folder where the run is saved every ``checkpoint_every`` generations,
         at the end and on interruption; ``fit`` resumes from it when it holds a
@@ -129,8 +138,10 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
     checkpoint_every : int >= 1
     callback : callable or None
         ``callback(generation: int, record: dict) -> bool | None`` after every
-        generation; ``record`` is the generation's history row.  Returning True
-        stops the run (the best tree so far is kept).
+        generation (the protocol of :mod:`dtlab.callbacks`, shared with GBDT);
+        ``record`` is the generation's history row.  Returning True stops the
+        run (the best tree so far is kept); e.g.
+        ``dtlab.callbacks.EarlyStopping(50, "best_fitness", minimize=False)``.
 
     Attributes
     ----------
@@ -211,7 +222,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
                  local_pruning: float = default("local_pruning"),
                  size_alpha: float | str | None = None, size_cv: int = 3,
                  backend: str = "auto", evaluator: str = "batched", n_devices: int | None = None,
-                 executor: Any = "local", random_state: Any = None,
+                 executor: Any = "local", n_jobs: int | None = None, random_state: Any = None,
                  verbose: bool = False, checkpoint: str | Path | None = None,
                  checkpoint_every: int = default("checkpoint_every"),
                  callback: Callable[[int, dict], Any] | None = None):
@@ -239,6 +250,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.evaluator = evaluator
         self.n_devices = n_devices
         self.executor = executor
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint = checkpoint
@@ -278,7 +290,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         A failed fit leaves no fitted attribute behind (the estimator is unfitted).
         """
         try:
-            return self._fit(X, y)
+            with thread_scope(self.n_jobs):
+                return self._fit(X, y)
         except BaseException:
             for name in FITTED_ATTRIBUTES:
                 self.__dict__.pop(name, None)
@@ -385,17 +398,20 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf of ``tree_`` each row reaches, int32 of shape (n_samples,)."""
         X = self._check_predict_input(X)
-        return self.tree_.apply(X, backend="cpu")
+        with thread_scope(self.n_jobs):
+            return self.tree_.apply(X, backend="cpu")
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class frequencies of the reached leaf, float64 of shape (n_samples, n_classes)."""
         X = self._check_predict_input(X)
-        return self.tree_.predict_proba(X, backend="cpu")
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict_proba(X, backend="cpu")
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority training class of the reached leaf, shape (n_samples,), labels as in ``classes_``."""
         X = self._check_predict_input(X)
-        return self.tree_.predict(X, backend="cpu")
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict(X, backend="cpu")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..callbacks import ProgressBar, run_callbacks
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, run
 from .operators import OperatorContext
@@ -28,8 +29,8 @@ def evolve(state: RunState, X: np.ndarray, evaluator, params: EvolutionParams, *
     X : ndarray of shape (n_samples, n_features), the training rows (host copy)
     evaluator : Evaluator
     params : EvolutionParams
-    verbose : show a progress bar (tqdm) with the best fitness and size
-    callback : ``callback(generation, record) -> bool``; True stops the run
+    verbose : show a progress bar (:class:`dtlab.callbacks.ProgressBar`) with the best fitness and size
+    callback : ``callback(generation, record) -> bool`` (the protocol of :mod:`dtlab.callbacks`); True stops the run
     checkpoint : folder, or None for no checkpoints
     search_params, fingerprint : what the checkpoint records to refuse resuming another run
     """
@@ -44,18 +45,14 @@ def evolve(state: RunState, X: np.ndarray, evaluator, params: EvolutionParams, *
 
     bar = None
     if verbose:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=params.max_generations, initial=min(state.generation, params.max_generations),
-                   desc="GDT", unit="gen")
+        bar = ProgressBar(params.max_generations, "GDT", initial=state.generation, unit="gen",
+                          postfix=lambda rec: {"fitness": f"{rec['best_fitness']:.5f}", "size": rec["best_size"]})
+    callbacks = [c for c in (bar, callback) if c is not None]  # dtlab.callbacks' protocol, as GBDT's
 
     def after_generation(st: RunState, rec: dict) -> bool:
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(fitness=f"{rec['best_fitness']:.5f}", size=rec["best_size"], refresh=False)
         if st.generation % checkpoint_every == 0:
             save()
-        return bool(callback(st.generation, rec)) if callback is not None else False
+        return run_callbacks(callbacks, st.generation, rec)
 
     try:
         run(state, evaluator, params, ctx, after_generation)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._rules import GAIN_RATIO, NJIT, RAND_R_MAX
+from .._jit import NJIT
+from ._rules import GAIN_RATIO, RAND_R_MAX
 
 
 def rand_int(low, high, state):

@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_sklearn_input_shape, check_X
-from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
+from ..backend import BACKEND_NAMES, Backend, resolve_threads, thread_scope, to_host
 from .builder import as_float32_features
 
 
 def check_tree_params(est: Any) -> tuple[int | None, int, int]:
-    """Validate ``max_depth``, ``min_samples_split``, ``min_samples_leaf`` and ``backend``.
+    """Validate ``max_depth``, ``min_samples_split``, ``min_samples_leaf``, ``backend`` and ``n_jobs``.
 
     ``max_depth=0`` is allowed and means the single-leaf tree (scikit-learn
     refuses it; here it is the well-defined limit of "no split").
@@ -22,6 +22,7 @@ def check_tree_params(est: Any) -> tuple[int | None, int, int]:
     min_samples_leaf = check_int(est.min_samples_leaf, "min_samples_leaf", low=1)
     if not isinstance(est.backend, Backend) and est.backend not in BACKEND_NAMES:
         raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {est.backend!r}")
+    resolve_threads(est.n_jobs)
     return max_depth, min_samples_split, min_samples_leaf
 
 
@@ -31,34 +32,34 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
-    """The backend a greedy estimator grows on.
+def _check_float32_range(X64: np.ndarray) -> None:
+    """Values beyond float32's range would become inf in the float32 cast: an error, like inf itself."""
+    largest = np.nanmax(np.abs(X64), initial=0.0) if X64.size else 0.0
+    if largest > np.finfo(np.float32).max:
+        raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
 
-    ``"auto"`` means the CPU unless ``X`` already lives on the GPU: the CUDA
-    search is driven node by node from the host (scikit-learn's depth-first
-    order decides ties), so a deep tree pays a few kernel launches per node
-    and the CPU is faster on all but very large, shallow trees.
-    """
-    if isinstance(backend, str) and backend == "auto" and not is_device_array(X):
-        backend = "cpu"
-    return resolve_backend(backend, X)
+
+def has_missing(X32: np.ndarray) -> bool:
+    """Whether X (from :func:`fit_features`) holds a missing value (NaN)."""
+    return bool(np.isnan(X32).any())
 
 
 def fit_features(X: Any) -> np.ndarray:
-    """X for ``fit``: float32 (as scikit-learn casts it), finite, at least one row."""
+    """X for ``fit``: float32 (as scikit-learn casts it), at least one row; NaN marks a missing value, inf is
+    refused."""
     X = to_host(X)
     check_sklearn_input_shape(X)
-    X64 = check_X(X, dtype=np.float64, allow_nan=False, name="X")
-    if X64.size and max(X64.max(), -X64.min()) > np.finfo(np.float32).max:
-        raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
+    X64 = check_X(X, dtype=np.float64, allow_nan=True, name="X")
+    _check_float32_range(X64)
     return as_float32_features(X64)
 
 
 def predict_features(X: Any, estimator: Any) -> np.ndarray:
     """X for ``predict``: float32 like in ``fit``, so that ``x <= threshold`` agrees with training.
 
-    NaN is allowed (it follows each node's ``missing_left``: the side that got
-    more training rows), inf is not.
+    NaN is allowed (it follows each split's ``missing_left``: where the
+    training rows missing that feature went, or the child that got more
+    training rows where none was missing), inf is not.
     """
     X = to_host(X)
     check_sklearn_input_shape(X)
@@ -66,11 +67,17 @@ def predict_features(X: Any, estimator: Any) -> np.ndarray:
     if X64.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X64.shape[1]} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input")
+    _check_float32_range(X64)
     return np.ascontiguousarray(X64, dtype=np.float32)
 
 
 class FittedTreeMixin:
     """Prediction-side methods shared by the greedy estimators: all read the fitted ``tree_`` (a FlatTree)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value, at fit and predict
+        return tags
 
     def _tree_input(self, X: Any):
         from sklearn.utils.validation import check_is_fitted
@@ -81,12 +88,14 @@ class FittedTreeMixin:
     def predict(self, X: Any) -> np.ndarray:
         """Leaf mean (regression) or majority class of the reached leaf (first class on a tie), shape (n_samples,)."""
         X32 = self._tree_input(X)  # first: raises NotFittedError before tree_ is touched
-        return self.tree_.predict(X32, backend=self.backend_)
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict(X32, backend=self.backend_)
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
         X32 = self._tree_input(X)
-        return self.tree_.apply(X32, backend=self.backend_)
+        with thread_scope(self.n_jobs):
+            return self.tree_.apply(X32, backend=self.backend_)
 
     def get_n_leaves(self) -> int:
         from sklearn.utils.validation import check_is_fitted

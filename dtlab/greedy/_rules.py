@@ -1,7 +1,7 @@
 """Constants and per-node rules of the greedy growers, written once for every grower.
 
-The CPU grower (:func:`._grower._grow`, numba) and the CUDA host grower
-(:func:`._split_cuda.grow_cuda`, Python) decide the same things at every node:
+The CPU grower (:func:`._cpu._grow`, numba) and the CUDA host grower
+(:func:`._cuda.grow_cuda`, Python) decide the same things at every node:
 whether it is a leaf, whether its best split is kept, whether a child may split
 (so that its rows must be partitioned) and where the threshold lies.  Each rule
 is a plain function of scalars, compiled here with ``numba.njit``: the numba
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from .._jit import NJIT
 
 #: Two float32 feature values closer than this are one value (scikit-learn's rule).
 FEATURE_THRESHOLD = np.float32(1e-7)
@@ -39,12 +41,6 @@ METHODS = {"naive": NAIVE, "incremental": INCREMENTAL, "vectorized": VECTORIZED}
 PARALLEL_MIN_WORK = 1_000_000
 
 LN2 = float(np.log(2.0))
-# error_model="numpy": a float division by zero gives inf instead of raising,
-# so divisions carry no per-element check and loops over them vectorise (no
-# kernel here divides by zero: every side of a candidate split is non-empty).
-# cache=True keys each cached function on its own file only: after editing a
-# kernel, delete the compiled callers in other modules too (__pycache__/*.nbi, *.nbc).
-NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @numba.njit(**NJIT)
@@ -119,3 +115,12 @@ def split_threshold(value_left, value_right):
     return np.float64(value_left) / 2.0 + np.float64(value_right) / 2.0
 
 
+
+
+@numba.njit(**NJIT)
+def entropy_term(count, n):
+    """``p log2 p`` for ``p = count / n`` (0 for an empty class), as scikit-learn computes it."""
+    if count <= 0.0:
+        return 0.0
+    p = count / n
+    return p * (np.log(p) / LN2)

@@ -12,25 +12,20 @@ reduction, trained on the Kaggle diabetes prediction data):
     the left and update the running sums B (of y) and A (of y^2), the project's
     ``B_S`` and ``A_S``: each side's squared error ``A - B^2 / n`` is O(1),
     so a feature costs O(n log n) for the sort plus O(n) for the scan.
-``VECTORIZED`` (:func:`_scan_prefix`)
-    scan a segment of the presorted lists (:mod:`._presort`) and evaluate all
-    candidate positions at once from prefix sums -- branch-free loops that LLVM
-    turns into SIMD code -- in parallel over features (``prange``) for large
-    nodes.
+``VECTORIZED`` (:func:`dtlab.splits.scan_prefix`)
+    scan a segment of the presorted lists (:mod:`dtlab.splits.presort`) and
+    evaluate all candidate positions at once from prefix sums -- branch-free
+    loops that LLVM turns into SIMD code -- in parallel over features
+    (``prange``) for large nodes.
 
 Because ``SSE_L + SSE_R = A_S - B_L^2 / n_L - B_R^2 / n_R`` and ``A_S`` does
 not depend on the split, the scans rank candidates by scikit-learn's proxy
 ``B_L^2 / n_L + B_R^2 / n_R``; the incremental and vectorised scans accumulate
-B in the same (value, row) order, so they agree bit for bit.
-
-:func:`_scan_prefix` is written for statistics (g, h): with gradients and
-hessians it ranks by exact gradient boosting's ``G_L^2 / (H_L + lam) +
-G_R^2 / (H_R + lam)``; with ``h=None`` (every hessian 1, so H is the row
-count) and ``lam = 0`` it is the regressor's proxy above.  Its ranking half,
-:func:`_rank_prefix`, takes prefix sums however they were made (gradient
-boosting gathers them through row ids) and the missing rows' statistics.  The classification
-scan (:func:`_scan_classes`) moves class counts one row at a time (Gini,
-entropy, C4.5's gain ratio).
+B in the same (value, row) order, so they agree bit for bit.  The prefix-sum
+scan is shared with gradient boosting and lives in the foundation
+(:mod:`dtlab.splits.scans`); the scans here are the greedy trees' own.  The
+classification scan (:func:`_scan_classes`) moves class counts one row at a
+time (Gini, entropy, C4.5's gain ratio).
 """
 
 from __future__ import annotations
@@ -38,171 +33,25 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._presort import _gather_feature, _gather_in_order
-from ._reductions import _largest
-from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, NJIT, split_threshold
-
-
-@numba.njit(**NJIT)
-def _scan_prefix(xs, g, h, s, e, msl, lam, thr, buf, hbuf, g_miss, h_miss, miss_left, mcw, last_on_ties):
-    """Vectorised scan of one sorted segment: prefix sums, then every position at once.
-
-    Parameters
-    ----------
-    xs : float32 array (n_samples,), sorted on ``[s, e)``
-    g : float64 array (n_samples,)
-        Gradients (the targets, for the regressor) in the order of ``xs``.
-    h : float64 array (n_samples,) or None
-        Hessians in the same order, positive unless ``lam > 0`` (no side's
-        ``H + lam`` may be 0); ``None``: every hessian is 1 and ``H`` is the
-        row count.  ``None`` compiles a separate specialisation (numba prunes
-        the branches on ``h is None``), so the regressor reads no array of
-        ones and keeps its exact proxy.
-    s, e : int
-        The segment.
-    msl : int, min_samples_leaf
-    lam : float
-        L2 regularisation of the leaf values (0 for the regressor).
-    thr : float32, FEATURE_THRESHOLD
-    buf : float64 scratch (>= e - s)
-    hbuf : float64 scratch (>= e - s), or None with ``h=None``
-    g_miss, h_miss, miss_left, mcw, last_on_ties :
-        As for :func:`_rank_prefix` (0.0, 0.0, False, 0.0, False for the greedy trees).
-
-    Returns
-    -------
-    best : float64
-        The best proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` (-inf if none).
-    n_left : int
-        Left size of the best split, the first on ties unless ``last_on_ties`` (-1 if none).
-    """
-    m = e - s
-    acc = 0.0
-    for i in range(m):  # G of every prefix: the running sum as one scan
-        acc += g[s + i]
-        buf[i] = acc
-    g_total = acc
-    h_total = np.float64(m)
-    if h is not None:
-        acc = 0.0
-        for i in range(m):
-            acc += h[s + i]
-            hbuf[i] = acc
-        h_total = acc
-    return _rank_prefix(xs, s, m, buf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
-                        last_on_ties, buf, None)
-
-
-@numba.njit(**NJIT)
-def _split_proxy(g_left, h_left, g_right, h_right, lam, f32):
-    """The proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` of one candidate (see :func:`_rank_prefix`'s ``f32``).
-
-    Called per position by :func:`_rank_prefix`; :mod:`dtlab.boosting._exact_cuda` compiles
-    its ``py_func`` as a CUDA device function, so both rank with the same arithmetic.
-    """
-    if f32 is None:
-        return g_left * g_left / (h_left + lam) + g_right * g_right / (h_right + lam)
-    return np.float64(np.float32(g_left * g_left) / np.float32(h_left + lam)
-                      + np.float32(g_right * g_right) / np.float32(h_right + lam))
-
-
-@numba.njit(**NJIT)
-def _rank_prefix(xs, s, m, gbuf, hbuf, g_total, h_total, msl, lam, thr, g_miss, h_miss, miss_left, mcw,
-                 last_on_ties, out, f32):
-    """Every candidate position of a sorted segment at once, from the prefix sums of its statistics.
-
-    Parameters
-    ----------
-    xs : float32 array, sorted on ``[s, s + m)``
-    s, m : int
-        Start and length of the segment.
-    gbuf : float64 array (>= m)
-        ``gbuf[i]``: G of the first ``i + 1`` rows of the segment.
-    hbuf : float64 array (>= m) or None
-        The same for H; None: every hessian is 1 (H is the row count).
-    g_total, h_total : float64
-        G and H of the whole segment.
-    msl : int, min_samples_leaf (of the segment's rows)
-    lam : float
-    thr : float32, values closer than this are ties (no threshold between them)
-    g_miss, h_miss : float
-        Gradient and hessian sums of the node's rows that are *not* in the
-        segment (missing values; gradient boosting): they join the left side
-        when ``miss_left`` and the right side otherwise.  0.0, 0.0 for the
-        greedy trees (every row present).
-    miss_left : bool
-    mcw : float
-        min_child_weight: a side whose ``H`` is below it is no candidate (0.0:
-        no constraint).
-    last_on_ties : bool
-        Among equal best proxies keep the last position instead of the first
-        (XGBoost enumerates its "missing left" candidates from the largest
-        value down and keeps the first of equal gains).
-    out : float64 scratch (>= m)
-        Receives the proxies; may be ``gbuf`` itself (then overwritten in
-        place, position ``nl`` reading ``gbuf[nl - 1]`` before writing it).
-    f32 : None or any float32
-        None: the proxy in float64.  Otherwise XGBoost's arithmetic (its
-        ``SplitEvaluator::CalcSplitGain``): each side's ``G^2`` and ``H +
-        lam`` rounded to float32, divided in float32, the two sides added in
-        float32 -- so that candidates equal in float32 tie as they do there.
-        (A compile-time switch: numba prunes the branches on ``f32 is None``.)
-
-    Returns
-    -------
-    best : float64, the best proxy ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` (-inf if none)
-    n_left : int, rows of the segment on the left of the best split (-1 if none)
-    """
-    g_total = g_total + g_miss
-    h_total = h_total + h_miss
-    g_shift = g_miss if miss_left else 0.0  # the missing rows' share of the left side
-    h_shift = h_miss if miss_left else 0.0
-    lo = max(msl, 1)
-    hi = m - msl
-    if lo > hi:
-        return -np.inf, -1
-    # every position at once.  Views that start at index 0 and no branches (ties get -inf through a
-    # select; the branches on hbuf are resolved at compile time) let LLVM vectorise the loop, divisions
-    # included.
-    count = hi - lo + 1
-    left_g = gbuf[lo - 1: hi]
-    if hbuf is not None:
-        left_h = hbuf[lo - 1: hi]
-    proxies = out[lo - 1: hi]
-    x_before = xs[s + lo - 1: s + hi]
-    x_after = xs[s + lo: s + hi + 1]
-    for k in range(count):
-        if hbuf is None:
-            h_left = np.float64(lo + k) + h_shift
-        else:
-            h_left = left_h[k] + h_shift
-        g_left = left_g[k] + g_shift
-        g_right = g_total - g_left
-        h_right = h_total - h_left
-        proxy = _split_proxy(g_left, h_left, g_right, h_right, lam, f32)
-        ok = (x_after[k] > x_before[k] + thr) & (h_left >= mcw) & (h_right >= mcw)
-        proxies[k] = proxy if ok else -np.inf
-    best = _largest(proxies, count)
-    if best == -np.inf:
-        return -np.inf, -1
-    # then the first (or last) position of the largest: one "k better than the best so far" chain over every
-    # position was the slowest part of the scan
-    if last_on_ties:
-        best_k = count - 1
-        while proxies[best_k] != best:
-            best_k -= 1
-    else:
-        best_k = 0
-        while proxies[best_k] != best:
-            best_k += 1
-    return best, lo + best_k
+from .._jit import NJIT
+from ..splits import gather_feature, gather_in_order, scan_prefix
+from ._missing import (
+    ALL_PRESENT_LEFT,
+    n_present,
+    present_first_order,
+    scan_classes_missing,
+    scan_mse_incremental_missing,
+    scan_mse_missing,
+    scan_mse_naive_missing,
+)
+from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, entropy_term, split_threshold
 
 
 @numba.njit(**NJIT)
 def _scan_mse_incremental(xs, ys, s, e, msl, thr):
     """One row at a time: update the left side's sum B as each row moves to it.
 
-    Same result as :func:`_scan_prefix` with unit hessians and ``lam = 0``, bit
+    Same result as :func:`scan_prefix` with unit hessians and ``lam = 0``, bit
     for bit (same sums in the same order), written as the project wrote it: a
     loop with a branch per row.
     """
@@ -272,15 +121,6 @@ def _scan_mse_naive(xs, X_f, y, samples, s, e, msl, thr):
 
 
 @numba.njit(**NJIT)
-def _entropy_term(count, n):
-    """``p log2 p`` for ``p = count / n`` (0 for an empty class), as scikit-learn computes it."""
-    if count <= 0.0:
-        return 0.0
-    p = count / n
-    return p * (np.log(p) / LN2)
-
-
-@numba.njit(**NJIT)
 def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
     """Scan one sorted segment for a classification criterion.
 
@@ -309,7 +149,7 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
     h_node = 0.0
     for c in range(n_classes):
         sq_r += cnt_r[c] * cnt_r[c]
-        h_node -= _entropy_term(cnt_r[c], float(m))
+        h_node -= entropy_term(cnt_r[c], float(m))
     best = -np.inf
     best_nl = -1
     best_hl = 0.0
@@ -339,8 +179,8 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
             h_l = 0.0
             h_r = 0.0
             for k in range(n_classes):
-                h_l -= _entropy_term(cnt_l[k], fl)
-                h_r -= _entropy_term(cnt_r[k], fr)
+                h_l -= entropy_term(cnt_l[k], fl)
+                h_r -= entropy_term(cnt_r[k], fr)
             proxy = -fr * h_r - fl * h_l
             if proxy > best:
                 best = proxy
@@ -360,8 +200,41 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
 
 
 @numba.njit(**NJIT)
+def _record_missing_split(f, best, k, missing_left, n_miss, xs, s, m_present, f_score, f_pos, f_thr, f_miss_left,
+                          f_n_miss):
+    """Write a missing-value scan's result (:mod:`._missing`) into feature ``f``'s entries."""
+    f_score[f] = best
+    f_n_miss[f] = n_miss
+    f_miss_left[f] = 1 if missing_left else 0
+    if k < 0:
+        f_pos[f] = -1
+        return
+    f_pos[f] = k + n_miss if missing_left else k  # left size, every row counted
+    f_thr[f] = ALL_PRESENT_LEFT if k == m_present else split_threshold(xs[s + k - 1], xs[s + k])
+
+
+@numba.njit(**NJIT)
+def _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
+                            f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
+    """:func:`_scan_presorted_feature` of a feature some rows of the node miss (:mod:`._missing`)."""
+    m_present = n_present(vals[f], s, e)
+    f_const[f] = 1 if m_present == 0 else 0
+    if m_present == 0:
+        return
+    if criterion == MSE:
+        best, k, left = scan_mse_missing(vals[f], ylist[f], s, m_present, e, msl, thr, buf[slot])
+    else:
+        best, k, left = scan_classes_missing(vals[f], ylist[f], s, m_present, e, msl, thr, criterion,
+                                             cnt[slot, 0], cnt[slot, 1], cnt[slot, 2])
+    f_gain[f] = 0.0
+    f_ratio[f] = 0.0
+    _record_missing_split(f, best, k, left, e - s - m_present, vals[f], s, m_present, f_score, f_pos, f_thr,
+                          f_miss_left, f_n_miss)
+
+
+@numba.njit(**NJIT)
 def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
-                            f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+                            f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
     """Best split of feature ``f`` on the node ``[s, e)`` of the presorted lists.
 
     Parameters
@@ -369,16 +242,22 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     f : int
     slot : int
         Row of the scratch ``buf`` (float64, (n_slots, >= e - s)) or ``cnt``
-        (float64, (n_slots, 2, n_classes)) to use.
+        (float64, (n_slots, 3, n_classes)) to use.
     criterion : int
-    vals, ylist : arrays (n_features, n_samples), float32 and targets
+    vals, ylist : arrays (n_features, n_samples), float32 and targets; NaN values last in each node
     s, e, msl : int
     thr : float32
-    f_const, f_score, f_pos, f_thr, f_gain, f_ratio : arrays (n_features,)
+    f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss : arrays (n_features,)
         Entry ``f`` receives: constant in the node (uint8), best score, left
-        size (-1: no valid split), threshold, and for ``GAIN_RATIO`` the
-        MDL-corrected gain and the gain ratio.
+        size (-1: no valid split), threshold, for ``GAIN_RATIO`` the
+        MDL-corrected gain and the gain ratio, whether the missing rows go
+        left (uint8) and how many rows of the node miss the feature.
     """
+    if np.isnan(vals[f, e - 1]):  # NaN sorts last: some rows of the node miss the feature
+        _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
+                                f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
+        return
+    f_n_miss[f] = 0
     if vals[f, e - 1] <= vals[f, s] + thr:
         f_const[f] = 1
         return
@@ -386,8 +265,8 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     gain = 0.0
     ratio = 0.0
     if criterion == MSE:
-        best, nl = _scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0,
-                                False)
+        best, nl = scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0,
+                               False)
     else:
         best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
                                               cnt[slot, 0], cnt[slot, 1])
@@ -401,46 +280,57 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
 
 @numba.njit(parallel=True, **NJIT)
 def _scan_presorted_parallel(active, n_active, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
-                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
     """:func:`_scan_presorted_feature` of the features ``active[:n_active]`` in parallel, worker ``k`` in slot ``k``."""
     for k in numba.prange(n_active):
         _scan_presorted_feature(active[k], k, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
-                                f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+                                f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
 
 
 @numba.njit(**NJIT)
-def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_score, f_pos, f_thr):
+def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_score, f_pos, f_thr, f_miss_left,
+                          f_n_miss):
     """Naive / incremental: best split of feature ``f`` on the rows ``samples[s:e]``, sorting them.
 
     Parameters
     ----------
     f, method : int
-    XT : float32 array (n_features, n_samples)
+    XT : float32 array (n_features, n_samples), NaN for missing values
     y : float64 array (n_samples,)
     samples : int64 array (n_samples,), the node's rows on ``[s, e)``
     s, e, msl : int
     thr : float32
-    f_const, f_score, f_pos, f_thr : arrays (n_features,), as for :func:`_scan_presorted_feature`
+    f_const, f_score, f_pos, f_thr, f_miss_left, f_n_miss : arrays (n_features,), as for
+        :func:`_scan_presorted_feature`
     """
     m = e - s
-    xb = _gather_feature(XT, f, samples, s, e)
-    lo = xb[0]
-    hi = xb[0]
-    for i in range(1, m):
-        lo = min(lo, xb[i])
-        hi = max(hi, xb[i])
-    if hi <= lo + thr:
-        f_const[f] = 1
-        return
-    f_const[f] = 0
-    # stable sort of rows kept in row order: (value, row) order, as the presorted lists
-    order = np.argsort(xb, kind="mergesort")
+    xb = gather_feature(XT, f, samples, s, e)
+    # stable sort, rows kept in row order: (value, row) order with the missing rows last, as the presorted lists
+    order, m_present = present_first_order(xb)
     xs = np.empty(m, dtype=np.float32)
     for i in range(m):
         xs[i] = xb[order[i]]
+    if m_present < m:
+        f_const[f] = 1 if m_present == 0 else 0
+        if m_present == 0:
+            return
+        if method == INCREMENTAL:
+            ys = np.empty(m, dtype=np.float64)
+            gather_in_order(y, samples, s, order, ys)
+            best, k, left = scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr)
+        else:
+            best, k, left = scan_mse_naive_missing(xs, XT[f], y, samples, s, e, m_present, msl, thr)
+        _record_missing_split(f, best, k, left, m - m_present, xs, 0, m_present, f_score, f_pos, f_thr, f_miss_left,
+                              f_n_miss)
+        return
+    f_n_miss[f] = 0
+    if xs[m - 1] <= xs[0] + thr:
+        f_const[f] = 1
+        return
+    f_const[f] = 0
     if method == INCREMENTAL:
         ys = np.empty(m, dtype=np.float64)
-        _gather_in_order(y, samples, s, order, ys)
+        gather_in_order(y, samples, s, order, ys)
         best, nl = _scan_mse_incremental(xs, ys, 0, m, msl, thr)
     else:
         best, nl = _scan_mse_naive(xs, XT[f], y, samples, s, e, msl, thr)

@@ -4,6 +4,7 @@
 library's raw prediction for scikit-learn, XGBoost, LightGBM and dtlab trees.
 """
 
-from .forest import METHODS, SUPPORTED, Forest, to_ensemble
+from ..trees.model_import import SUPPORTED, to_ensemble
+from .forest import METHODS, Forest
 
 __all__ = ["METHODS", "SUPPORTED", "Forest", "to_ensemble"]

@@ -11,21 +11,20 @@ tree), and ``"auto"`` which picks the fastest for the forest's shape by a
 small cached measurement (:mod:`dtlab.inference.auto`).  Backends: ``"cpu"``
 (numba) and ``"cuda"`` (numba.cuda; traversal, bitmask and quickscorer, the
 last one thread per row scanning each tree's tests by feature, trees of <= 4096
-leaves).
+leaves; the device layouts stay on the GPU between calls).  ``"auto"`` on
+``"cuda"`` times the methods on the GPU once per forest shape; under numba's
+simulator, whose timings measure Python, it is ``"traversal"``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .._validation import check_tree_input
-from ..backend import resolve_backend, to_host
-from ..trees.ensemble import Ensemble, ModelFormatError, read_json_model
-from ..trees.flat import FlatTree
-from ..trees.packed import PackedForest
+from ..backend import resolve_backend, resolve_threads, thread_scope, to_host
+from ..trees.model_import import to_ensemble
 from . import _cpu
 from .layout import (
     HEAP_MAX_DEPTH,
@@ -36,83 +35,9 @@ from .layout import (
     tree_runs_layout,
     tree_shape,
 )
+from .rules import fold_input_rules
 
 METHODS = ("auto", "traversal", "bitmask", "quickscorer")
-#: What :class:`Forest` accepts, for error messages.
-SUPPORTED = ("FlatTree", "list of FlatTree", "PackedForest (with value)", "dtlab tree estimators (tree_)",
-             "scikit-learn DecisionTree*/ExtraTree*/RandomForest*/ExtraTrees*", "xgboost.Booster / XGBModel",
-             "lightgbm.Booster / LGBMModel", "XGBoost model JSON (save_raw / save_model)",
-             "LightGBM dump_model() JSON", "dtlab.trees.ensemble.Ensemble")
-
-
-def _from_flat_trees(trees: list, combine: str, input_dtype) -> Ensemble:
-    if combine not in ("mean", "sum"):
-        raise ValueError(f"combine must be 'mean' or 'sum', got {combine!r}")
-    if not trees:
-        raise ValueError("a Forest needs at least one tree")
-    n_features = {t.n_features for t in trees}
-    if len(n_features) != 1:
-        raise ValueError(f"the trees were fitted on different numbers of features: {sorted(n_features)}")
-    normalised = []
-    for t in trees:
-        t.validate()
-        if t.task == "classification":  # predict_proba's class frequencies
-            totals = t.value.sum(axis=1, keepdims=True)
-            value = np.divide(t.value, totals, out=np.full_like(t.value, 1.0 / t.value.shape[1]), where=totals > 0)
-            t = FlatTree(t.feature, t.threshold, t.left, t.right, value, t.n_features, t.task, t.classes,
-                         t.missing_left)
-        normalised.append(t)
-    forest = PackedForest.from_trees(normalised)
-    if forest.value is None:
-        raise ValueError("the trees have different numbers of outputs")
-    n_values = forest.value.shape[1]
-    return Ensemble(forest, n_features.pop(), n_values, np.zeros(forest.n_trees, np.int64), np.zeros(n_values),
-                    1.0 / forest.n_trees if combine == "mean" else 1.0, input_dtype, source="dtlab")
-
-
-def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
-    """Read any supported model (:data:`SUPPORTED`) into an :class:`Ensemble`.
-
-    Raises
-    ------
-    TypeError : an unsupported model type (the message lists the supported ones)
-    ModelFormatError : a malformed model file or dump
-    """
-    from ..trees.lightgbm_import import from_lightgbm
-    from ..trees.sklearn_ensemble import SKLEARN_SUPPORTED, ensemble_from_sklearn
-    from ..trees.xgboost_import import from_xgboost
-
-    if isinstance(model, Ensemble):
-        return model
-    if isinstance(model, FlatTree):
-        return _from_flat_trees([model], combine, None)
-    if isinstance(model, (list, tuple)) and model and all(isinstance(t, FlatTree) for t in model):
-        return _from_flat_trees(list(model), combine, None)
-    if isinstance(model, PackedForest):
-        if model.value is None:
-            raise ValueError("a PackedForest needs leaf values (value) to predict")
-        n_features = int(model.feature[model.left != -1].max()) + 1 if (model.left != -1).any() else 1
-        n_values = model.value.shape[1]
-        return Ensemble(model, n_features, n_values, np.zeros(model.n_trees, np.int64), np.zeros(n_values),
-                        1.0 / model.n_trees if combine == "mean" else 1.0, None)
-    if isinstance(getattr(model, "tree_", None), FlatTree):  # dtlab estimators predict on float32 X
-        return _from_flat_trees([model.tree_], combine, np.float32)
-    kind = type(model).__module__.split(".")[0]
-    if kind == "sklearn" or type(model).__name__ in SKLEARN_SUPPORTED:
-        return ensemble_from_sklearn(model)
-    if kind == "xgboost":
-        return from_xgboost(model.get_booster() if hasattr(model, "get_booster") else model)
-    if kind == "lightgbm":
-        return from_lightgbm(model.booster_ if hasattr(model, "booster_") else model)
-    if isinstance(model, (str, Path, bytes, bytearray, dict)):
-        data = read_json_model(model)
-        if isinstance(data, dict) and "learner" in data:
-            return from_xgboost(data)
-        if isinstance(data, dict) and "tree_info" in data:
-            return from_lightgbm(data)
-        raise ModelFormatError("the JSON is neither an XGBoost model (key 'learner') nor a LightGBM "
-                               "dump_model() (key 'tree_info')")
-    raise TypeError(f"unsupported model type {type(model).__name__}; supported: {'; '.join(SUPPORTED)}")
 
 
 class Forest:
@@ -131,9 +56,10 @@ class Forest:
     """
 
     def __init__(self, model: Any, combine: str = "mean"):
-        self.ensemble = to_ensemble(model, combine)
+        self.ensemble = fold_input_rules(to_ensemble(model, combine))
         self.ensemble.validate()
         self._layouts: dict = {}
+        self._device_layouts: dict = {}  # the layouts' device arrays, per (method, dtype, device): see _cuda_predict
         self._shape = tree_shape(self.ensemble.forest)
 
     n_features = property(lambda self: self.ensemble.n_features)
@@ -168,28 +94,32 @@ class Forest:
         X = check_tree_input(X, ens.n_features)
         if ens.input_dtype is not None and X.dtype != ens.input_dtype:
             X = X.astype(ens.input_dtype)
-        if ens.zero_threshold > 0:
-            tiny = np.abs(X) <= ens.zero_threshold
-            if tiny.any():
-                X = np.where(tiny, X.dtype.type(0), X)
+        # Forest folded the zero band and NaN-as-0 into the trees (rules.py); LightGBM's missing_type Zero
+        # still sends 0, the band and NaN the missing way
         if ens.nan_as_zero.size or ens.zero_as_missing.size:
             X = X.copy()  # never rewrite the caller's array
             for f in ens.nan_as_zero:
                 col = X[:, f]
                 col[np.isnan(col)] = 0.0
-            for f in ens.zero_as_missing:  # LightGBM's zero threshold: |x| <= 1e-35 counts as zero
+            band = max(ens.zero_threshold, 1e-35)
+            for f in ens.zero_as_missing:
                 col = X[:, f]
-                col[np.isnan(col) | (np.abs(col) <= 1e-35)] = np.nan
+                col[np.abs(col) <= band] = np.nan
         return X
 
-    def predict(self, X: Any, method: str = "auto", backend: str = "auto") -> np.ndarray:
+    def predict(self, X: Any, method: str = "auto", backend: str = "auto", n_jobs: int | None = None) -> np.ndarray:
         """The source library's raw prediction.
 
         Parameters
         ----------
         X : array-like (n_samples, n_features), a dask array or a dask DataFrame; NaN is missing
         method : {"auto", "traversal", "bitmask", "quickscorer"}
+            ``"auto"``: the fastest for the forest's shape, measured once on this machine (on the cuda
+            backend: on the GPU; under numba's CUDA simulator it is ``"traversal"``).
         backend : {"auto", "cpu", "cuda"}
+        n_jobs : int or None
+            CPU threads of the kernels (:func:`dtlab.backend.resolve_threads`: ``None``, numba's current
+            thread count; -1, all of numba's threads); per partition for dask input.
 
         Returns
         -------
@@ -199,23 +129,27 @@ class Forest:
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        resolve_threads(n_jobs)
         if type(X).__module__.split(".")[0] in ("dask", "dask_expr"):
-            from .distributed import predict_dask
+            from .dask_predict import predict_dask
 
-            return predict_dask(self, X, method, backend)
+            return predict_dask(self, X, method, backend, n_jobs)
         be = resolve_backend(backend, X)
-        if be.is_cuda:
-            from ._cuda import predict_cuda
+        with thread_scope(n_jobs):
+            if be.is_cuda:
+                from ._cuda_predict import choose_cuda, predict_cuda
 
-            X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
-            out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
-        else:
-            X = self.prepare(X)
-            if method == "auto":
-                from .auto import choose
+                X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
+                if method == "auto":  # measured on a GPU; "traversal" under the simulator (its timings mean nothing)
+                    method = choose_cuda(self, X.dtype, be)
+                out = predict_cuda(self, X, method, be)
+            else:
+                X = self.prepare(X)
+                if method == "auto":
+                    from .auto import choose
 
-                method = choose(self, X.dtype)
-            out = self.raw_sum(X, method)
+                    method = choose(self, X.dtype)
+                out = self.raw_sum(X, method)
         return self.finish(out)
 
     def raw_sum(self, X: np.ndarray, method: str) -> np.ndarray:
@@ -236,26 +170,27 @@ class Forest:
         lay = self.layout(method, X.dtype) if method in ("bitmask", "quickscorer") else None
         if method == "traversal":  # the heap walk where padding to complete trees stays small
             method = "traversal_heap" if self.max_depth <= HEAP_MAX_DEPTH else "traversal_nodes"
+        n, k = X.shape[0], ens.forest.n_trees
+        kernel = lambda name: _cpu.for_size(getattr(_cpu, name), n, k)  # noqa: E731
         if method == "traversal_heap":
             lay = self.layout("heap", X.dtype)
-            _cpu.traverse_heap(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold,
-                               lay.nan_right,
-                               lay.leaf_offset, lay.value, tc, out)
+            kernel("traverse_heap")(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold,
+                                    lay.nan_right, lay.leaf_offset, lay.value, tc, out)
         elif method == "traversal_nodes":
             lay = self.layout("traversal", X.dtype)
-            _cpu.traverse(X.ravel(), X.shape[1], lay.root, lay.depth, lay.child, lay.feature, lay.threshold,
-                          lay.nan_right, lay.value, tc, out)
+            kernel("traverse")(X.ravel(), X.shape[1], lay.root, lay.depth, lay.child, lay.feature, lay.threshold,
+                               lay.nan_right, lay.value, tc, out)
         elif method == "bitmask":
-            _cpu.bitmask(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
-                         lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,
-                         lay.leaf_value, tc, out)
+            kernel("bitmask")(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
+                              lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,
+                              lay.leaf_value, tc, out)
         elif lay.n_words == 1:
-            _cpu.quickscorer_one_word(X, lay.feature_offset, lay.threshold, lay.tree, lay.mask, lay.nan_offset,
-                                      lay.nan_tree, lay.nan_mask, lay.leaf_offset, lay.leaf_value, tc, out)
+            kernel("quickscorer_one_word")(X, lay.feature_offset, lay.threshold, lay.tree, lay.mask, lay.nan_offset,
+                                           lay.nan_tree, lay.nan_mask, lay.leaf_offset, lay.leaf_value, tc, out)
         else:
-            _cpu.quickscorer(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
-                             lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,
-                             lay.leaf_value, tc, out)
+            kernel("quickscorer")(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
+                                  lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,
+                                  lay.leaf_value, tc, out)
         return out
 
     def finish(self, summed: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..trees.bitmask import _leaf_layout, round_thresholds_down
+from ..trees.bitmask import leaf_layout, round_thresholds_down
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Shape:
 def tree_shape(forest) -> Shape:
     """Depths, leaf counts and in-order leaf numbers of every tree of a PackedForest."""
     left, right = forest.left, forest.right
-    n_below, first_leaf, tree_leaves = _leaf_layout(forest.node_offset, left, right)
+    n_below, first_leaf, tree_leaves = leaf_layout(forest.node_offset, left, right)
     node_depth = np.zeros(forest.n_nodes, np.int64)
     internal = np.flatnonzero(left != -1)
     for node in internal:  # parents come before children

@@ -27,7 +27,7 @@ Arrays: ``indptr`` uint64 (n_rows + 1,), ``indices`` uint32 (nnz,), ``data``
 float64 (nnz,), ``rows`` int64, vectors float64.  Unsigned indices matter:
 numba wraps negative indices around, and with signed ones it must test every
 ``v[indices[k]]`` for a sign it cannot rule out -- that test alone made the
-products 1.6x slower than scipy's C++ loops.  Kernels allocate nothing but
+products slower than scipy's C++ loops.  Kernels allocate nothing but
 what they return; outputs are passed in.
 """
 
@@ -40,11 +40,7 @@ import numpy as np
 import scipy.sparse
 from numba import prange
 
-from .._jit import rebind
-
-# error_model="numpy": no per-division checks, so inner loops vectorise.
-# cache=True: compiled once per machine (numba keys its cache on this file).
-NJIT = dict(cache=True, nogil=True, error_model="numpy")
+from .._jit import NJIT, rebind
 
 
 @numba.njit(**NJIT)

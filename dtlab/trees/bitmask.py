@@ -109,7 +109,7 @@ class ForestMasks:
 
 
 @numba.njit(nogil=True, cache=True)
-def _leaf_layout(node_offset, left, right):
+def leaf_layout(node_offset, left, right):
     """Per node: leaves in its subtree and in-order number of its first leaf (tree-local); per tree: leaves."""
     n_nodes = left.shape[0]
     n_leaves = np.ones(n_nodes, np.int64)
@@ -155,7 +155,7 @@ def forest_masks(forest, dtype=np.float64) -> ForestMasks:
     dtype : float32 or float64, the dtype of the data the masks will be used on
     """
     node_offset, left = forest.node_offset, forest.left
-    n_leaves, first_leaf, tree_leaves = _leaf_layout(node_offset, left, forest.right)
+    n_leaves, first_leaf, tree_leaves = leaf_layout(node_offset, left, forest.right)
     masked = tree_leaves <= MAX_MASK_LEAVES
     test_offset = np.zeros(masked.shape[0] + 1, np.int64)
     np.cumsum(np.where(masked, tree_leaves - 1, 0), out=test_offset[1:])

@@ -18,6 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .order import preorder
+
 
 @dataclass(frozen=True)
 class PackedForest:
@@ -82,8 +84,6 @@ class PackedForest:
 
         Values are kept when every tree has the same number of outputs.
         """
-        from .flat import preorder
-
         if len(trees) == 0:
             raise ValueError("a PackedForest needs at least one tree")
         parts = []

@@ -90,9 +90,11 @@ def test_same_trees_on_a_real_gpu(rng, sparse):
 
 
 def _root_split(search_class, X, g, h, tpb=None):
+    from dtlab.backend import resolve_backend
     from dtlab.boosting.grower import ColumnData
 
-    search = search_class(ColumnData.from_input(X), 1)
+    data = ColumnData.from_input(X)
+    search = search_class(data, 1) if tpb is None else search_class(data, resolve_backend("cuda"))
     if tpb is not None:
         search.tpb = tpb
     search.start_tree(g, h)
@@ -106,8 +108,8 @@ def _root_split(search_class, X, g, h, tpb=None):
 def test_equal_proxies_break_ties_as_the_cpu(case, tpb):
     """Two candidates with equal proxies, in one thread or in two (by ``tpb``): "missing left"
     keeps the larger left size (XGBoost scans it downwards), "missing right" the smaller."""
-    from dtlab.boosting._exact import ExactSearch
     from dtlab.boosting._exact_cuda import ExactCudaSearch
+    from dtlab.boosting.exact import ExactSearch
 
     n = 20
     X = np.arange(n, dtype=np.float32)[:, None]

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
-from dtlab.boosting._hist import HistSearch, bin_edges
 from dtlab.boosting.grower import ColumnData
+from dtlab.boosting.hist import HistSearch, bin_edges
 
 
 def test_bin_edges_put_each_few_distinct_value_in_its_own_bin(rng):
@@ -94,7 +94,7 @@ def test_hist_accuracy_close_to_exact_on_continuous_data(rng):
 
 @pytest.mark.parametrize("n_chunks,parallel", [(1, False), (3, False), (3, True), (7, True)])
 def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, parallel):
-    from dtlab.boosting._hist import _split_rows
+    from dtlab.boosting._hist_cpu import _split_rows
 
     n, d, miss_bin = 500, 3, 15
     bins = rng.integers(0, 16, size=(n, d)).astype(np.uint8)  # bin 15: missing

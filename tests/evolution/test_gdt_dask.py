@@ -12,7 +12,8 @@ from dtlab.distributed.dask_executor import ClusterError  # noqa: E402
 from dtlab.evolution import GDTClassifier, NumpyEvaluator  # noqa: E402
 from dtlab.evolution.evaluators.dask import DaskEvaluator  # noqa: E402
 from dtlab.evolution.individual import pack  # noqa: E402
-from dtlab.testing import random_data, random_individuals  # noqa: E402
+from dtlab.evolution.testing import random_individuals  # noqa: E402
+from dtlab.testing import random_data  # noqa: E402
 
 # the scheduler's small HTTP server (metrics, health) binds 127.0.0.1:8787 even without a dashboard, and moves
 # to a free port, with this warning, when another process on the machine holds 8787

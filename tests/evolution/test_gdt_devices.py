@@ -15,7 +15,8 @@ from dtlab.backend import cuda_status
 from dtlab.datasets import chess3x3
 from dtlab.evolution import CpuEvaluator, GDTClassifier, NumpyEvaluator, PoolEvaluator
 from dtlab.evolution.individual import pack
-from dtlab.testing import random_data, random_individuals
+from dtlab.evolution.testing import random_individuals
+from dtlab.testing import random_data
 
 needs_cuda = pytest.mark.skipif(not cuda_status()[0], reason=f"cuda unavailable: {cuda_status()[1]}")
 # the simulator runs the hash on numpy uint64 scalars, which warn on the intended wrap-around

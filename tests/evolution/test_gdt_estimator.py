@@ -88,9 +88,6 @@ def test_reference_evaluator_gives_the_same_tree(chess_small):
     fast = GDTClassifier(**params, backend="cpu").fit(X, y)
     ref = GDTClassifier(**params, backend="cpu", evaluator="reference").fit(X, y)
     assert same_tree(fast.tree_, ref.tree_)
-    with pytest.warns(DeprecationWarning, match="backend='numpy' is deprecated"):
-        old_name = GDTClassifier(**params, backend="numpy").fit(X, y)
-    assert same_tree(old_name.tree_, ref.tree_)
 
 
 def test_checkpoint_resume_reaches_the_same_final_tree(tmp_path, chess_small):

@@ -11,8 +11,8 @@ from dtlab.evolution._cpu import _propagate_up
 from dtlab.evolution.evaluators._cpu import ROW_CHUNK, _evaluate_range_parallel, _splitmix64
 from dtlab.evolution.evaluators.draws import EMPTY_HASH, compile_row_functions, splitmix64, tree_salts
 from dtlab.evolution.individual import apply_stats, pack, to_flat_tree
+from dtlab.evolution.testing import random_individuals as random_trees
 from dtlab.testing import random_data
-from dtlab.testing import random_individuals as random_trees
 from dtlab.trees import PackedForest, apply_reference
 from dtlab.trees.bitmask import forest_masks
 
@@ -247,8 +247,8 @@ def test_registry_and_resolution():
     assert {("cpu", "batched"), ("cpu", "reference")} <= set(EVALUATORS)
     assert resolve_evaluator("auto") in EVALUATORS
     assert resolve_evaluator("cpu", "reference") == ("cpu", "reference")
-    with pytest.warns(DeprecationWarning, match="backend='numpy' is deprecated"):
-        assert resolve_evaluator("numpy") == ("cpu", "reference")
+    with pytest.raises(ValueError, match="no GDT evaluator"):
+        resolve_evaluator("numpy")  # the former name of the reference evaluator is gone
     if ("cuda", "batched") not in EVALUATORS:
         with pytest.raises(ValueError, match=r"available: \[\"backend='cpu', evaluator='batched'\""):
             resolve_evaluator("cuda")
@@ -258,11 +258,10 @@ def test_registry_and_resolution():
         resolve_evaluator("cpu", "fastest")
 
 
-def test_tree_batch_is_a_deprecated_name_of_packed_forest():
+def test_tree_batch_alias_is_gone():
     import dtlab.evolution
 
-    with pytest.warns(DeprecationWarning, match="PackedForest"):
-        assert dtlab.evolution.TreeBatch is PackedForest
+    assert not hasattr(dtlab.evolution, "TreeBatch")  # dtlab.trees.PackedForest is the one name
 
 
 def test_registering_an_evaluator_makes_it_selectable():

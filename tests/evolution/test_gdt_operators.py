@@ -22,8 +22,8 @@ from dtlab.evolution.operators import (
     shift_threshold,
 )
 from dtlab.evolution.selection import linear_ranking, ranked_pick, ranking_probabilities
+from dtlab.evolution.testing import random_individuals as random_trees
 from dtlab.testing import random_data
-from dtlab.testing import random_individuals as random_trees
 from dtlab.trees import apply_reference
 
 

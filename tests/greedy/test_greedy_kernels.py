@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from dtlab.greedy import _draws, _presort, _rules, _scans
+from dtlab.greedy import _draws, _rules, _scans
 from dtlab.greedy.builder import as_float32_features, sklearn_seed
+from dtlab.splits import presort, scan_prefix
+from dtlab.testing import random_sorted_segment
 
-#: The trailing arguments of _scan_prefix for the greedy trees: no missing rows, no min_child_weight, first on ties.
+#: The trailing arguments of scan_prefix for the greedy trees: no missing rows, no min_child_weight, first on ties.
 NO_MISSING = (0.0, 0.0, False, 0.0, False)
-
 
 def _xorshift_reference(seed, count):
     """scikit-learn's our_rand_r, written with numpy uint32 arithmetic."""
@@ -47,7 +48,7 @@ def test_presort_is_stable_value_then_row_order(rng):
     X[::7, 0] = -0.0
     X[:, 2] = rng.normal(size=200)
     X32 = as_float32_features(X)
-    rows = _presort.presort(np.ascontiguousarray(X32.T))
+    rows = presort(np.ascontiguousarray(X32.T))
     for f in range(3):
         expected = np.lexsort((np.arange(200), X32[:, f]))
         np.testing.assert_array_equal(rows[f], expected)
@@ -74,7 +75,7 @@ def test_mse_scans_agree_with_reference(rng, msl):
         xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
         ys = rng.normal(size=m)
         thr = _rules.FEATURE_THRESHOLD
-        vec = _scans._scan_prefix(xs, ys, None, 0, m, msl, 0.0, thr, np.empty(m), None, *NO_MISSING)
+        vec = scan_prefix(xs, ys, None, 0, m, msl, 0.0, thr, np.empty(m), None, *NO_MISSING)
         inc = _scans._scan_mse_incremental(xs, ys, 0, m, msl, _rules.FEATURE_THRESHOLD)
         assert vec == inc  # same sums in the same order: bit for bit
         ref = _reference_best_split(xs, ys, msl)
@@ -83,62 +84,16 @@ def test_mse_scans_agree_with_reference(rng, msl):
             assert vec[0] == pytest.approx(ref[0], rel=1e-12)
 
 
-def _sorted_segment(rng, trial):
-    """A random length ``n``, a segment ``[s, e)`` of at least two rows, and float32 values sorted on it
-    (ties on odd trials), random elsewhere: ``(n, s, e, xs)``."""
-    n = int(rng.integers(4, 70))
-    s = int(rng.integers(0, n - 2))
-    e = int(rng.integers(s + 2, n + 1))
-    xs = rng.random(n).astype(np.float32)
-    seg = rng.integers(0, 8, e - s).astype(np.float32) if trial % 2 else rng.random(e - s).astype(np.float32)
-    xs[s:e] = np.sort(seg)
-    return n, s, e, xs
-
-
 @pytest.mark.parametrize("msl", [1, 3])
 def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
     thr = _rules.FEATURE_THRESHOLD
     for trial in range(20):
-        n, s, e, xs = _sorted_segment(rng, trial)
+        n, s, e, xs = random_sorted_segment(rng, trial)
         g = rng.normal(size=n)
-        unit = _scans._scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, *NO_MISSING)
-        ones = _scans._scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), *NO_MISSING)
+        unit = scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, *NO_MISSING)
+        ones = scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), *NO_MISSING)
         inc = _scans._scan_mse_incremental(xs, g, s, e, msl, thr)
         assert unit == ones == inc  # bit for bit
-
-
-def _reference_gain_scan(xs, g, h, lam, msl):
-    """Best ``G_L^2/(H_L+lam) + G_R^2/(H_R+lam)`` over valid positions (the first on ties), in numpy."""
-    m = len(xs)
-    nl = np.arange(1, m)
-    gl, hl = np.cumsum(g)[:-1], np.cumsum(h)[:-1]
-    gain = gl * gl / (hl + lam) + (g.sum() - gl) ** 2 / (h.sum() - hl + lam)
-    valid = (nl >= msl) & (m - nl >= msl) & (xs[1:] > xs[:-1] + _rules.FEATURE_THRESHOLD)
-    if not valid.any():
-        return -np.inf, -1
-    gain = np.where(valid, gain, -np.inf)
-    k = int(np.argmax(gain))
-    return gain[k], int(nl[k])
-
-
-@pytest.mark.parametrize("msl", [1, 3])
-def test_prefix_scan_with_hessians_is_the_gain_formula(rng, msl):
-    thr = _rules.FEATURE_THRESHOLD
-    n_found = 0
-    for trial in range(30):
-        n, s, e, xs = _sorted_segment(rng, trial)
-        g = rng.normal(size=n)
-        h = rng.uniform(0.05, 1.0, size=n)  # e.g. p (1 - p) of a logistic loss
-        lam = float(rng.choice([0.0, 0.5, 3.0]))
-        best, nl = _scans._scan_prefix(xs, g, h, s, e, msl, lam, thr, np.empty(n), np.empty(n), *NO_MISSING)
-        ref_best, ref_nl = _reference_gain_scan(xs[s:e], g[s:e], h[s:e], lam, msl)
-        assert nl == ref_nl
-        if ref_nl > 0:
-            n_found += 1
-            assert best == pytest.approx(ref_best, rel=1e-12)
-        else:
-            assert best == -np.inf
-    assert n_found > 10
 
 
 def test_rules_compiled_equal_plain_and_child_rule_is_sklearns(rng):
@@ -202,29 +157,6 @@ def test_gini_scan_matches_plain_gini(rng):
         assert nl == ref_nl
         if nl > 0:
             assert best == pytest.approx(ref_best, rel=1e-12)
-
-
-def test_partition_is_stable(rng):
-    n, F = 50, 3
-    rows = np.stack([rng.permutation(n) for _ in range(F)]).astype(np.int32)
-    vals = rng.random((F, n)).astype(np.float32)
-    ylist = rng.normal(size=(F, n))
-    goes_left = (rng.random(n) < 0.4).astype(np.uint8)
-    s, e = 10, 40
-    expected = []
-    for g in range(F):
-        seg = np.arange(s, e)
-        left = seg[goes_left[rows[g, seg]] == 1]
-        right = seg[goes_left[rows[g, seg]] == 0]
-        expected.append(np.concatenate([left, right]))
-    r0, v0, y0 = rows.copy(), vals.copy(), ylist.copy()
-    tmp_r, tmp_v, tmp_y = np.empty_like(rows), np.empty_like(vals), np.empty_like(ylist)
-    for g in range(F):
-        _presort._partition_feature(g, 0, rows, vals, ylist, s, e, goes_left, tmp_r, tmp_v, tmp_y)
-        np.testing.assert_array_equal(rows[g, s:e], r0[g, expected[g]])
-        np.testing.assert_array_equal(vals[g, s:e], v0[g, expected[g]])
-        np.testing.assert_array_equal(ylist[g, s:e], y0[g, expected[g]])
-        np.testing.assert_array_equal(rows[g, :s], r0[g, :s])
 
 
 def test_select_feature_compiled_equals_plain():

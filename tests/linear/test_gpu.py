@@ -5,7 +5,7 @@ import pytest
 
 from dtlab.datasets import load_a9a
 from dtlab.linear import TronLinearSVC, TronLogisticRegression
-from dtlab.linear._placement import build_objective, device_bytes
+from dtlab.linear.placement import build_objective, device_bytes
 
 pytestmark = pytest.mark.gpu
 

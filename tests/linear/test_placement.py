@@ -7,7 +7,7 @@ import pytest
 
 from dtlab.backend import resolve_backend
 from dtlab.linear import TronLinearSVC, TronLogisticRegression
-from dtlab.linear._placement import build_objective, device_bytes, rows_that_fit
+from dtlab.linear.placement import build_objective, device_bytes, rows_that_fit
 
 pytestmark = pytest.mark.filterwarnings("error::UserWarning")
 

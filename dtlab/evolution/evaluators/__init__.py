@@ -14,7 +14,6 @@ it through ``backend`` and ``evaluator``.
 
 from __future__ import annotations
 
-import warnings
 from typing import Callable
 
 from .base import Evaluator, LeafStats, check_data, merge_stats
@@ -55,8 +54,7 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
 
     ``backend="auto"`` means ``"cuda"`` when a CUDA evaluator of the variant is
     registered and :func:`dtlab.backend.resolve_backend` picks a real GPU, else
-    ``"cpu"``.  The former ``backend="numpy"`` (the reference evaluator) still
-    works for one release, with a ``DeprecationWarning``.
+    ``"cpu"``.
 
     Raises
     ------
@@ -71,16 +69,11 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
         raise TypeError(f"backend must be a string, got {type(backend).__name__}")
     if variant not in VARIANTS:
         raise ValueError(f"evaluator must be one of {VARIANTS}, got {variant!r}")
-    if backend == "numpy":
-        warnings.warn("backend='numpy' is deprecated: backend now says where the work runs; use "
-                      "backend='cpu', evaluator='reference'", DeprecationWarning, stacklevel=3)
-        backend, variant = "cpu", "reference"
     if backend == "auto":
         from ...backend import resolve_backend
 
-        # resolve_backend("auto") never picks the simulator, so this is a real GPU
-        on_gpu = ("cuda", variant) in EVALUATORS and resolve_backend("auto").is_cuda
-        return ("cuda" if on_gpu else "cpu"), variant
+        # the one meaning of "auto" (a real GPU, never the simulator), for a variant that has a CUDA evaluator
+        return resolve_backend("auto", has_cuda=("cuda", variant) in EVALUATORS).name, variant
     if (backend, variant) not in EVALUATORS:
         available = sorted(f"backend={b!r}, evaluator={v!r}" for b, v in EVALUATORS)
         raise ValueError(f"no GDT evaluator is registered for backend={backend!r}, evaluator={variant!r}; "

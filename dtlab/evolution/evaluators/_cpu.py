@@ -4,10 +4,10 @@ The kernel (:func:`_evaluate_range`) uses the hash and the draw of
 :mod:`.draws` but finds leaves its own way: for a chunk of rows at a time, each
 tree with at most 64 leaves runs the branch-free leaf bitmasks of
 :mod:`dtlab.trees.bitmask` over contiguous feature columns (SIMD code, no
-branch mispredictions), and only larger trees are walked.  On the evolved
-Chess3x3 populations of the throughput benchmark this is 2.7x faster than the
-row-by-row walk of :func:`~.draws.accumulate_row`, with bit-identical
-statistics.  The plain reference is :mod:`.reference` (NumPy, one tree at a
+branch mispredictions), and only larger trees are walked: faster than the
+row-by-row walk of :func:`~.draws.accumulate_row` on evolved populations, with
+bit-identical statistics (the evaluator's measured speed:
+``evolution_evaluator_throughput`` in ``figures/results.json``).  The plain reference is :mod:`.reference` (NumPy, one tree at a
 time); the CUDA kernels are :mod:`._cuda`.
 """
 
@@ -26,7 +26,7 @@ _compiled = compile_row_functions(numba.njit(cache=True, nogil=True, inline="alw
 _splitmix64 = _compiled["splitmix64"]
 _insert_candidate = _compiled["insert_candidate"]
 # a call, not inlined: only trees over 64 leaves are walked (their walks are long), and inlining the walk
-# into the bitmask loop of _evaluate_range made that hot loop 3% slower
+# into the bitmask loop of _evaluate_range made that hot loop slower
 _find_leaf_columns = cpu_walks(inline=False)["find_leaf_columns"]
 
 

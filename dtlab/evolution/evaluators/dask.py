@@ -59,7 +59,7 @@ class DaskEvaluator:
 
     def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, n_devices: int | None = None,
                  client=None, backend: str = "cpu"):
-        from ...distributed.dask_executor import DaskExecutor, _alive_workers, connect
+        from ...distributed.dask_executor import DaskExecutor, alive_workers, connect
 
         if backend not in ("cpu", "cuda"):
             raise ValueError(f"backend must be 'cpu' or 'cuda' for the Dask evaluator, got {backend!r}")
@@ -69,7 +69,7 @@ class DaskEvaluator:
         self.n_classes = int(n_classes)
         self.dtype = X.dtype
         client = connect(client)
-        n_shards = n_devices if n_devices is not None else max(1, len(_alive_workers(client)))
+        n_shards = n_devices if n_devices is not None else max(1, len(alive_workers(client)))
         self.bounds = shard_bounds(self.n_samples, min(int(n_shards), self.n_samples))
         self.n_devices = len(self.bounds)
         parts = [(backend, np.ascontiguousarray(X[a:b].T), y[a:b], a, self.n_classes) for a, b in self.bounds]

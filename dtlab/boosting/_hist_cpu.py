@@ -1,0 +1,253 @@
+"""Histogram split search: quantile bins, one gradient histogram per node, the sibling by subtraction.
+
+Each feature's present values are cut into at most ``max_bins - 1`` bins
+(midpoints between distinct values when there are few, quantiles otherwise);
+the last bin, ``max_bins - 1``, holds the missing values.  Per level, the
+histogram of (g, h) per feature and bin is built only for the smaller child of
+each split, from its rows; the larger child's is its parent's minus it (the
+subtraction trick: half the rows are never read).  The best split per node
+and feature is the greedy trees' prefix-sum ranking
+(:func:`dtlab.splits.rank_prefix`) run over bins instead of rows,
+missing values tried on both sides.  The work per level is O(rows of the
+smaller children x features) for the histograms plus O(nodes x features x
+bins) for the scans, against O(present entries) for the exact search.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._jit import NJIT
+from ..splits import rank_prefix
+from ._exact_cpu import RT_EPS, _leaf_gain
+
+#: Below this many rows to split, a level's rows are split serially.
+PARALLEL_MIN_ROWS = 1 << 16
+
+
+@numba.njit(**NJIT)
+def _fill_bins(rows, starts, out_row):
+    """``out_row[rows[i]] = b`` for the positions ``starts[b - 1] <= i < starts[b]`` of a sorted column (the
+    bin of a value is the number of cuts ``<= value``; ``starts[b]`` is the first value ``>= cuts[b]``)."""
+    lo = 0
+    for b in range(starts.shape[0] + 1):
+        hi = starts[b] if b < starts.shape[0] else rows.shape[0]
+        for i in range(lo, hi):
+            out_row[rows[i]] = b
+        lo = hi
+
+
+@numba.njit(**NJIT)
+def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_bins, buf, hbuf, obuf):
+    """Best split of one node and feature from its histogram: (loss_chg, last bin on the left, missing_left).
+
+    The bin "all present values on one side" is ``n_bins - 1`` (present left)
+    or -1 (present right); the missing bin is ``hg[-1]``.
+    """
+    miss = hg.shape[0] - 1
+    g_miss, h_miss = hg[miss], hh[miss]
+    root = _leaf_gain(g_node, h_node, lam)
+    best = 0.0
+    best_bin = -2
+    best_left = True
+    acc_g = 0.0
+    acc_h = 0.0
+    for b in range(n_bins):  # prefix sums of both statistics in one pass, ranked once per direction
+        acc_g += hg[b]
+        acc_h += hh[b]
+        buf[b] = acc_g
+        hbuf[b] = acc_h
+    g_pres, h_pres = acc_g, acc_h
+    for direction in range(0 if col_missing else 1, 2):  # missing right (only where some miss), then left
+        miss_left = direction == 1
+        proxy, nl = rank_prefix(pos_bins, 0, n_bins, buf, hbuf, g_pres, h_pres, 1, lam, np.float32(0.0), g_miss,
+                                 h_miss, miss_left, mcw, False, obuf, None)
+        if nl > 0 and proxy - root > best:
+            best, best_bin, best_left = proxy - root, nl - 1, miss_left
+        if col_missing and h_miss > 0.0 and h_miss >= mcw and h_pres >= mcw:
+            chg = _leaf_gain(g_pres, h_pres, lam) + _leaf_gain(g_miss, h_miss, lam) - root
+            if chg > best:
+                best, best_bin, best_left = chg, (-1 if miss_left else n_bins - 1), miss_left
+    return best, best_bin, best_left
+
+
+@numba.njit(**NJIT)
+def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
+                 n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left):
+    """One worker's share of a level, features ``f0:f1``: histograms, then the best split of every node.
+
+    For each ``j``, node ``build[j]``'s histogram is summed from its rows; if
+    ``parent[j] >= 0`` its sibling (``build[j] ^ 1``) gets the parent's
+    histogram (``hg_parent[parent[j]]``) minus it.  Then every node of the
+    level is scanned.  Fusing the two keeps a worker's histograms in its cache
+    and costs one parallel launch per level.
+    """
+    n_total = hg.shape[2]
+    for j in range(build.shape[0]):
+        k = build[j]
+        for f in range(f0, f1):
+            for b in range(n_total):
+                hg[k, f, b] = 0.0
+                hh[k, f, b] = 0.0
+        # row by row: a row's gradients are read once and its bins of the slice are contiguous; consecutive
+        # updates go to different features' histograms, so they do not wait on each other
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            gr = g[r]
+            hr = h[r]
+            for f in range(f0, f1):
+                b = bins[r, f]
+                hg[k, f, b] += gr
+                hh[k, f, b] += hr
+        p = parent[j]
+        if p >= 0:
+            o = k ^ 1
+            for f in range(f0, f1):
+                for b in range(n_total):
+                    hg[o, f, b] = hg_parent[p, f, b] - hg[k, f, b]
+                    hh[o, f, b] = hh_parent[p, f, b] - hh[k, f, b]
+    for f in range(f0, f1):
+        for k in range(n_nodes):
+            f_gain[f, k], f_bin[f, k], f_left[f, k] = _best_bin_split(
+                hg[k, f], hh[k, f], n_bins[f], node_g[k], node_h[k], col_missing[f], lam, mcw, pos_bins,
+                bufs[0, slot], bufs[1, slot], bufs[2, slot])
+
+
+@numba.njit(parallel=True, **NJIT)
+def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
+           col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
+    """:func:`_level_slice` with the features cut into ``n_workers`` slices (worker ``w`` in scratch slot ``w``)."""
+    d = bins.shape[1]
+    for w in numba.prange(n_workers):
+        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, bins, order, nseg, build, parent, hg_parent,
+                     hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins,
+                     bufs, f_gain, f_bin, f_left)
+
+
+@numba.njit(**NJIT)
+def _chunk(nseg, k, c, n_chunks):
+    """Chunk ``c`` of ``n_chunks`` of node ``k``'s segment of the row order: ``[a, b)``."""
+    s, e = nseg[k], nseg[k + 1]
+    return s + (e - s) * c // n_chunks, s + (e - s) * (c + 1) // n_chunks
+
+
+@numba.njit(**NJIT)
+def _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, goes_left,
+                n_left):
+    """Pass 1 of :func:`_split_rows`, chunk ``c`` of every splitting node: each row's side (``side[r]``, and
+    ``goes_left[i]`` at its position ``i`` in the order), the left rows counted in ``n_left[j, c]``."""
+    for j in range(split_k.shape[0]):
+        f = split_f[j]
+        sb = split_bin[j]
+        ml = 1 if split_left[j] else 0
+        a, b = _chunk(nseg, split_k[j], c, n_chunks)
+        count = 0
+        for i in range(a, b):
+            r = order[i]
+            v = bins[r, f]
+            left = ml if v == miss_bin else (1 if v <= sb else 0)
+            side[r] = left
+            goes_left[i] = left
+            count += left
+        n_left[j, c] = count
+
+
+@numba.njit(**NJIT)
+def _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out):
+    """Pass 2 of :func:`_split_rows`: chunk ``c``'s rows to their child's next slots (from ``left_at[j, c]``,
+    ``right_at[j, c]``), branch-free: the slot is a select, the side moves one of the two cursors."""
+    for j in range(split_k.shape[0]):
+        a, b = _chunk(nseg, split_k[j], c, n_chunks)
+        lo = left_at[j, c]
+        ro = right_at[j, c]
+        for i in range(a, b):
+            left = goes_left[i]
+            order_out[lo if left else ro] = order[i]
+            lo += left
+            ro += 1 - left
+
+
+@numba.njit(parallel=True, **NJIT)
+def _mark_parallel(n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, goes_left,
+                   n_left):
+    for c in numba.prange(n_chunks):
+        _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                    goes_left, n_left)
+
+
+@numba.njit(parallel=True, **NJIT)
+def _move_parallel(n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out):
+    for c in numba.prange(n_chunks):
+        _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
+
+
+@numba.njit(**NJIT)
+def _split_rows(n_chunks, parallel, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                order_out, new_seg, goes_left):
+    """The rows of the splitting nodes to their children, left child first, row order kept (a stable
+    partition): child ``2 j`` of the ``j``-th splitting node gets ``new_seg[2 j]:new_seg[2 j + 1]``,
+    child ``2 j + 1`` the rest up to ``new_seg[2 j + 2]`` (``new_seg[0::2]`` set beforehand).
+
+    Two passes over every node's segment cut into ``n_chunks`` chunks (in parallel when ``parallel``): the
+    sides and the left count per chunk, then each chunk's rows to slots that follow from the counts.  A
+    stable partition is unique, so the result does not depend on the chunks.
+    """
+    n_split = split_k.shape[0]
+    n_left = np.empty((n_split, n_chunks), np.int64)
+    if parallel:
+        _mark_parallel(n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                       goes_left, n_left)
+    else:
+        for c in range(n_chunks):
+            _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                        goes_left, n_left)
+    left_at = np.empty((n_split, n_chunks), np.int64)
+    right_at = np.empty((n_split, n_chunks), np.int64)
+    for j in range(n_split):
+        lo = new_seg[2 * j]
+        new_seg[2 * j + 1] = lo + n_left[j].sum()
+        ro = new_seg[2 * j + 1]
+        for c in range(n_chunks):
+            a, b = _chunk(nseg, split_k[j], c, n_chunks)
+            left_at[j, c] = lo
+            right_at[j, c] = ro
+            lo += n_left[j, c]
+            ro += b - a - n_left[j, c]
+    if parallel:
+        _move_parallel(n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
+    else:
+        for c in range(n_chunks):
+            _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
+
+
+@numba.njit(**NJIT)
+def _choose_splits(f_gain, f_bin, f_left, cut_table, n_bins):
+    """Per node the feature of the largest gain (the first of equal gains; -1 and gain 0 if none above
+    ``RT_EPS``), its bin, threshold (as :meth:`HistSearch._thresholds`) and missing side."""
+    d, n_nodes = f_gain.shape
+    best_f = np.empty(n_nodes, np.int64)
+    best = np.empty(n_nodes)
+    split_bin = np.empty(n_nodes, np.int64)
+    thr = np.empty(n_nodes, np.float32)
+    left = np.empty(n_nodes, np.bool_)
+    last = cut_table.shape[1] - 1
+    for k in range(n_nodes):
+        top = 0
+        for f in range(1, d):
+            if f_gain[f, k] > f_gain[top, k]:
+                top = f
+        gain = f_gain[top, k]
+        ok = gain > RT_EPS
+        best_f[k] = top if ok else -1
+        best[k] = gain if ok else 0.0
+        b = f_bin[top, k]
+        split_bin[k] = b
+        if b < 0:
+            thr[k] = -np.inf
+        elif b >= n_bins[top] - 1:
+            thr[k] = np.inf
+        else:
+            thr[k] = cut_table[top, min(b, last)]
+        left[k] = f_left[top, k]
+    return best_f, best, split_bin, thr, left
