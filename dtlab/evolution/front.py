@@ -125,6 +125,13 @@ def choose(n_nodes: np.ndarray, accuracy: np.ndarray, size_alpha: float) -> int:
     return int(np.flatnonzero(score >= best - 1e-12)[0])
 
 
+def choose_tree(front: list, size_alpha: float):
+    """The tree of a fitted ``front_`` (FlatTrees by size) that :func:`choose` picks for ``size_alpha``."""
+    nodes = np.array([t.n_nodes for t in front])
+    accuracy = np.array([float(t.metadata["training_accuracy"]) for t in front])
+    return front[choose(nodes, accuracy, size_alpha)]
+
+
 def cv_size_alpha(estimator, X: np.ndarray, y: np.ndarray, cv: int, seed: Any) -> tuple[float, dict]:
     """The complexity weight whose chosen trees score best on held-out folds of the training rows.
 

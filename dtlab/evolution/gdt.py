@@ -20,8 +20,9 @@ from typing import Any, Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, encode_labels, fit_target
+from .._validation import check_int, check_sklearn_input_shape, check_X, encode_labels, fit_target
 from ..backend import thread_scope
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state
@@ -37,17 +38,6 @@ RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator"
 #: What a fit sets; removed again when a fit fails, so nothing half-fitted is left behind.
 FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_generations_", "stop_reason_",
                      "best_fitness_", "best_tree_", "front_", "size_path_", "size_alpha_", "cv_results_")
-
-
-def _fit_target(y: Any, n_samples: int, estimator: Any) -> np.ndarray:
-    """Class labels for ``fit`` (:func:`~dtlab._validation.fit_target`), refused when continuous."""
-    from sklearn.utils.multiclass import type_of_target
-
-    y = np.asarray(fit_target(y, n_samples, estimator))
-    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
-        raise ValueError("Unknown label type: continuous. GDTClassifier is a classifier and needs discrete "
-                         "class labels (ints, strings, or floats with few distinct values); got non-integer floats")
-    return y
 
 
 class GDTClassifier(ClassifierMixin, BaseEstimator):
@@ -112,16 +102,12 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         shards on the workers with a Dask executor (None: one per worker).
         The fitted tree does not depend on it.
     executor : "local", "dask", scheduler address or distributed.Client
-        Who drives the devices.  ``"local"``: host threads of this process
-        (one per device).  Otherwise a Dask cluster -- ``"dask"`` for the
-        session's default client, an address such as ``"tcp://host:8786"``, or
-        a client -- whose workers keep the shards (dask-cuda's
-        ``LocalCUDACluster`` gives one worker per GPU).  Kept apart from
-        ``backend`` so that ``backend`` means, as everywhere in dtlab, *where*
-        the work runs (the CPU or a GPU, here on each worker), while
-        ``executor`` says which machines take part; ``evaluator`` names the
-        algorithm.  A client object is not copied by ``sklearn.clone`` safely:
-        pass an address where estimators are cloned.
+        Who drives the devices: ``"local"`` host threads (one per device), or
+        a Dask cluster (``"dask"``: the default client; ``"tcp://host:8786"``;
+        a client; dask-cuda's ``LocalCUDACluster`` gives one worker per GPU)
+        whose workers keep the shards; ``backend`` still says *where* each
+        worker computes.  Pass an address where estimators are cloned (a
+        client object does not clone safely).
     n_jobs : int or None
         numba threads of fit (the batched CPU evaluator with ``n_devices=None``)
         and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
@@ -257,7 +243,6 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.checkpoint_every = checkpoint_every
         self.callback = callback
 
-    # ------------------------------------------------------------ validation
     def _validated_params(self) -> EvolutionParams:
         return EvolutionParams.from_estimator(self)
 
@@ -269,7 +254,6 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         out["random_state"] = rs if rs is None or isinstance(rs, numbers.Integral) else repr(rs)
         return out
 
-    # -------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> "GDTClassifier":
         """Evolve a tree on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
 
@@ -309,7 +293,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         check_executor(self.executor)
         check_sklearn_input_shape(X)
         X = check_X(X, dtype=np.float32)
-        y = _fit_target(y, X.shape[0], self)
+        y = np.asarray(fit_target(y, X.shape[0], self))
+        check_classification_targets(y)  # "Unknown label type: continuous" for non-integer floats
         if X.shape[0] < params.min_samples_split:
             raise ValueError(f"X has n_samples={X.shape[0]}, fewer than min_samples_split={params.min_samples_split};"
                              " GDT needs at least that many training objects to grow a test")
@@ -371,17 +356,11 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
 
     def _choose(self, size_alpha: float | None) -> None:
         """``tree_``: the evolution's best (None), or the front's tree for complexity weight ``size_alpha``."""
-        from .front import choose
+        from .front import choose_tree
 
         self.size_alpha_ = size_alpha
-        if size_alpha is None:
-            self.tree_ = self.best_tree_
-            return
-        nodes = [t.n_nodes for t in self.front_]
-        accuracy = [t.metadata["training_accuracy"] for t in self.front_]
-        self.tree_ = self.front_[choose(np.array(nodes), np.array(accuracy), size_alpha)]
+        self.tree_ = self.best_tree_ if size_alpha is None else choose_tree(self.front_, size_alpha)
 
-    # ---------------------------------------------------------------- predict
     def _check_predict_input(self, X: Any) -> np.ndarray:
         if not hasattr(self, "tree_"):
             from sklearn.exceptions import NotFittedError

@@ -7,8 +7,9 @@ tree with at most 64 leaves runs the branch-free leaf bitmasks of
 branch mispredictions), and only larger trees are walked: faster than the
 row-by-row walk of :func:`~.draws.accumulate_row` on evolved populations, with
 bit-identical statistics (the evaluator's measured speed:
-``evolution_evaluator_throughput`` in ``figures/results.json``).  The plain reference is :mod:`.reference` (NumPy, one tree at a
-time); the CUDA kernels are :mod:`._cuda`.
+``evolution_evaluator_throughput`` in ``figures/results.json``).  The plain
+reference is :mod:`.reference` (NumPy, one tree at a time); the CUDA kernels
+are :mod:`._cuda`.
 """
 
 from __future__ import annotations
