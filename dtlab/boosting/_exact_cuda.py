@@ -47,6 +47,7 @@ from .. import splits
 from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import compile_functions, cuda_device
 from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint, _reduce_splits
+from .sampling import gate_gains
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128
@@ -251,7 +252,9 @@ class ExactCudaSearch:
                                     self.put(np.ascontiguousarray(node_h, np.float64)),
                                     self.put(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing,
                                     float(lam), float(mcw), f_gain, f_thr, f_left)
-        best_f, best = _reduce_splits(self.get(f_gain), n_nodes)
+        f_gain = self.get(f_gain)
+        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
+        best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)
         return best_f, best, self.get(f_thr)[fk, k], self.get(f_left)[fk, k]

@@ -32,6 +32,7 @@ from ..splits import largest, rank_prefix
 from ._exact_cpu import RT_EPS, _leaf_gain
 from ._hist_cpu import _best_bin_split
 from .hist import HistSearch
+from .sampling import gate_gains
 
 REDUCE_TPB = 32
 
@@ -139,6 +140,7 @@ class HistCudaSearch(HistSearch):
         bufs = self.empty((3, n_nodes * d, self.n_bins_total), np.float64)
         scan[_blocks(n_nodes * d)](self.hg, self.hh, self.d_n_bins, self.put(node_g), self.put(node_h),
                                    self.d_col_missing, lam, mcw, self.d_pos_bins, bufs, f_gain, f_bin, f_left)
+        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
         d_best_f = self.empty(n_nodes, np.int64)
         d_best = self.empty(n_nodes, np.float64)
         reduce[n_nodes, REDUCE_TPB](f_gain, d_best_f, d_best)
