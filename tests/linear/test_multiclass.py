@@ -84,19 +84,20 @@ def test_one_vs_rest_weights_are_liblinears(loss, name, bias):
 
 @pytest.mark.parametrize("loss", list(ESTIMATORS))
 def test_trust_region_threads_and_gpu_path_reach_liblinears_optimum(loss, monkeypatch):
-    """Other solvers and orders of additions: each one-vs-rest objective within 1e-6 of LIBLINEAR's."""
+    """Other solvers and orders of additions, converged tightly: each one-vs-rest objective within 1e-6 of
+    LIBLINEAR's (at -e 1e-4 the stopping points themselves differ by up to 1e-5 on this set)."""
     pytest.importorskip("liblinear")
     from dtlab.linear import _cpu
 
     monkeypatch.setattr(_cpu, "PARALLEL_MIN_WORK", 0)
     X, y = dataset("digits")
-    coef, _ = liblinear(X, y, loss, 4.0, 1e-4)
+    coef, _ = liblinear(X, y, loss, 4.0, 1e-7)
     f_ref = np.array([objective_value(X, np.where(y == c, 1.0, -1.0), w, 0.0, 4.0, loss)
                       for c, w in zip(np.unique(y), coef)])
     for kw in (dict(solver="tron", backend="cpu", n_jobs=2), dict(solver="newton", backend="cuda"),
                dict(solver="newton", backend="cpu", n_jobs=1, X=X.toarray())):
         Xin = kw.pop("X", X)
-        est = ESTIMATORS[loss](C=4.0, tol=1e-4, **kw).fit(Xin, y)
+        est = ESTIMATORS[loss](C=4.0, tol=1e-7, **kw).fit(Xin, y)
         np.testing.assert_allclose(est.objective_, f_ref, rtol=1e-6)
 
 
