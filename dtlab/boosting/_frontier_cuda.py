@@ -21,6 +21,8 @@ import numpy as np
 from numba import cuda
 
 from .._jit import compile_functions, cuda_device
+from ..gpu.kernels import declare_kernel
+from ..gpu.launch import grid_for, launch
 from ..splits import largest, rank_prefix
 from ._categorical import categorical_split
 from ._exact_cpu import _leaf_gain
@@ -83,10 +85,6 @@ def _kernels():
     return build, scan, categorical
 
 
-def _grid(n: int) -> tuple[int, int]:
-    return max((n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK, 1), THREADS_PER_BLOCK
-
-
 class FrontierCudaSearch(FrontierSearch):
     """:class:`.frontier.FrontierSearch` with the histograms and scans on the device.
 
@@ -105,28 +103,53 @@ class FrontierCudaSearch(FrontierSearch):
         self.d_cat_features = self.put(self.cat_features)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray):
-        self.d_g, self.d_h = self.put(g), self.put(h)
+        self.d_g = self.put(np.ascontiguousarray(g, np.float32))
+        self.d_h = self.put(np.ascontiguousarray(h, np.float32))
         return super().start_tree(g, h)
 
     def _scan(self, order, nseg, build, parent, hg_parent, hh_parent, hg, hh, node_g, node_h, lam, mcw):
         build_k, scan_k, categorical_k = _kernels()
         d, n_nodes, n_total = hg.shape[1], hg.shape[0], hg.shape[2]
+        lam, mcw = float(lam), float(mcw)
         d_hg, d_hh = self.put(hg), self.put(hh)
         parents = (self.put(hg_parent), self.put(hh_parent)) if parent[0] >= 0 else (d_hg, d_hh)
-        build_k[_grid(build.shape[0] * d)](self.d_bins, self.put(np.ascontiguousarray(order)), self.put(nseg),
-                                           self.put(build), self.put(parent), *parents, self.d_g, self.d_h, d_hg, d_hh)
+        launch(build_k, grid_for(build.shape[0] * d, THREADS_PER_BLOCK), THREADS_PER_BLOCK, self.d_bins,
+               self.put(np.ascontiguousarray(order, np.int32)), self.put(np.ascontiguousarray(nseg, np.int64)),
+               self.put(np.ascontiguousarray(build, np.int64)), self.put(np.ascontiguousarray(parent, np.int64)),
+               *parents, self.d_g, self.d_h, d_hg, d_hh)
         f_gain = self.empty((d, n_nodes), np.float64)
         f_bin = self.empty((d, n_nodes), np.int64)
         f_left = self.empty((d, n_nodes), np.bool_)
-        d_g, d_h = self.put(node_g), self.put(node_h)
+        d_g = self.put(np.ascontiguousarray(node_g, np.float64))
+        d_h = self.put(np.ascontiguousarray(node_h, np.float64))
         bufs = self.empty((3, n_nodes * d, n_total), np.float64)
-        scan_k[_grid(n_nodes * d)](d_hg, d_hh, self.d_n_bins, d_g, d_h, self.d_col_missing, lam, mcw, self.d_pos_bins,
-                                   bufs, f_gain, f_bin, f_left)
+        launch(scan_k, grid_for(n_nodes * d, THREADS_PER_BLOCK), THREADS_PER_BLOCK, d_hg, d_hh, self.d_n_bins, d_g,
+               d_h, self.d_col_missing, lam, mcw, self.d_pos_bins, bufs, f_gain, f_bin, f_left)
         if self.cat_features.size:
             n_threads = self.cat_features.shape[0] * n_nodes
-            categorical_k[_grid(n_threads)](self.d_cat_features, d_hg, d_hh, self.d_n_bins, d_g, d_h,
-                                            self.d_col_missing, lam, mcw, self.max_onehot,
-                                            self.empty((n_threads, n_total), np.int64),
-                                            self.empty((n_threads, n_total), np.float64), f_gain, f_left)
+            launch(categorical_k, grid_for(n_threads, THREADS_PER_BLOCK), THREADS_PER_BLOCK, self.d_cat_features,
+                   d_hg, d_hh, self.d_n_bins, d_g, d_h, self.d_col_missing, lam, mcw, int(self.max_onehot),
+                   self.empty((n_threads, n_total), np.int64), self.empty((n_threads, n_total), np.float64), f_gain,
+                   f_left)
         hg[...], hh[...] = self.get(d_hg), self.get(d_hh)  # the host keeps them for the siblings to come
         return np.array(self.get(f_gain)), np.array(self.get(f_bin)), np.array(self.get(f_left))
+
+
+# ---- declarations (dtlab.gpu.kernels): the argument types of every launch, the block size on a device ----
+_H3 = "float64[:, :, ::1]"
+FRONTIER_BUILD = declare_kernel(
+    "boosting.frontier_build", build=lambda: _kernels()[0], blocks=(THREADS_PER_BLOCK,),
+    summary="a thread per (node built, feature): its rows added in row order (the CPU's sums), the sibling by "
+    "subtraction",
+    signatures=(f"void(uint8[:, ::1], int32[::1], int64[::1], int64[::1], int64[::1], {_H3}, {_H3}, float32[::1], "
+                f"float32[::1], {_H3}, {_H3})",))
+FRONTIER_SCAN = declare_kernel(
+    "boosting.frontier_scan", build=lambda: _kernels()[1], blocks=(THREADS_PER_BLOCK,),
+    summary="a thread per (feature, node): the numeric bin scan of the level-wise finder",
+    signatures=(f"void({_H3}, {_H3}, int64[::1], float64[::1], float64[::1], bool[::1], float64, float64, "
+                f"float32[::1], {_H3}, float64[:, ::1], int64[:, ::1], bool[:, ::1])",))
+FRONTIER_CATEGORICAL = declare_kernel(
+    "boosting.frontier_categorical", build=lambda: _kernels()[2], blocks=(THREADS_PER_BLOCK,),
+    summary="a thread per (categorical feature, node): categories by G/H, the best prefix (or one-hot)",
+    signatures=(f"void(int64[::1], {_H3}, {_H3}, int64[::1], float64[::1], float64[::1], bool[::1], float64, "
+                "float64, int64, int64[:, ::1], float64[:, ::1], float64[:, ::1], bool[:, ::1])",))
