@@ -10,12 +10,9 @@ categorical nodes has none to test).
 
 from __future__ import annotations
 
-import functools
-
 import numba
 import numpy as np
 
-from ..gpu.kernels import declare_kernel, variants
 from ..trees.categorical import CategoricalSplits, cpu_functions
 
 _descend = cpu_functions()["descend_categorical"]
@@ -75,79 +72,15 @@ def leaves(ensemble, X: np.ndarray) -> np.ndarray:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _cuda_kernels():
-    """The two kernels (built once: the launch helper knows a kernel by its code)."""
-    from numba import cuda
-
-    from ..trees.categorical import cuda_functions
-
-    descend = cuda_functions()["descend_categorical"]
-
-    @cuda.jit
-    def sum_kernel(X, node_offset, feature, threshold, left, right, missing_left, cat_index, cat_offset, cat_words,
-                   cat_out_left, value, tree_column, out):
-        row = cuda.grid(1)
-        if row < X.shape[0]:
-            for t in range(node_offset.shape[0] - 1):
-                leaf = descend(X, row, node_offset[t], feature, threshold, left, right, missing_left, cat_index,
-                               cat_offset, cat_words, cat_out_left)
-                for v in range(value.shape[1]):
-                    out[row, tree_column[t] + v] += value[leaf, v]
-
-    @cuda.jit
-    def leaf_kernel(X, node_offset, feature, threshold, left, right, missing_left, cat_index, cat_offset, cat_words,
-                    cat_out_left, out):
-        row = cuda.grid(1)
-        if row < X.shape[0]:
-            for t in range(node_offset.shape[0] - 1):
-                root = node_offset[t]
-                out[row, t] = descend(X, row, root, feature, threshold, left, right, missing_left, cat_index,
-                                      cat_offset, cat_words, cat_out_left) - root
-
-    return sum_kernel, leaf_kernel
-
-
-def _on_device(ensemble, X: np.ndarray, backend, what: str):
-    from ..gpu.launch import grid_for, launch
-
-    backend.check_fits(X.nbytes, "the rows to predict")
-    xp = backend.xp
-    sum_kernel, leaf_kernel = _cuda_kernels()
-    arrays = [xp.asarray(a) for a in _tables(ensemble)]
-    d_X = xp.asarray(np.ascontiguousarray(X))
-    grid = grid_for(X.shape[0], THREADS_PER_BLOCK)
-    if what == "sum":
-        out = xp.zeros((X.shape[0], ensemble.n_outputs), np.float64)
-        if X.shape[0]:
-            launch(sum_kernel, grid, THREADS_PER_BLOCK, d_X, *arrays, xp.asarray(ensemble.forest.value),
-                   xp.asarray(np.ascontiguousarray(ensemble.tree_column, np.int64)), out)
-    else:
-        out = xp.empty((X.shape[0], ensemble.forest.n_trees), np.int32)
-        if X.shape[0]:
-            launch(leaf_kernel, grid, THREADS_PER_BLOCK, d_X, *arrays, out)
-    return backend.to_host(out)
-
-
 def raw_sum_cuda(ensemble, X: np.ndarray, backend) -> np.ndarray:
     """:func:`raw_sum` on the GPU (one thread per row, trees in order: the same sums); host result."""
-    return _on_device(ensemble, X, backend, "sum")
+    from ._categorical_cuda import on_device
+
+    return on_device(ensemble, _tables(ensemble), X, backend, "sum")
 
 
 def leaves_cuda(ensemble, X: np.ndarray, backend) -> np.ndarray:
     """:func:`leaves` on the GPU; host result."""
-    return _on_device(ensemble, X, backend, "leaves")
+    from ._categorical_cuda import on_device
 
-
-# ---- declarations (dtlab.gpu.kernels): the argument types of every launch, the block size on a device ----
-_TABLES = ("{X}[:, ::1], int64[::1], int32[::1], float64[::1], int32[::1], int32[::1], bool[::1], int32[::1], "
-           "int64[::1], uint32[::1], bool[::1]")
-CATEGORICAL_SUM = declare_kernel(
-    "inference.categorical_sum", build=lambda: _cuda_kernels()[0], blocks=(THREADS_PER_BLOCK,),
-    summary="a thread per row: every tree walked with the categorical set test, its leaf values added in tree order",
-    signatures=variants("void(" + _TABLES + ", float64[:, ::1], int64[::1], float64[:, ::1])",
-                        X=("float32", "float64")))
-CATEGORICAL_LEAVES = declare_kernel(
-    "inference.categorical_leaves", build=lambda: _cuda_kernels()[1], blocks=(THREADS_PER_BLOCK,),
-    summary="a thread per row: the leaf reached in every tree (Forest.apply), with the categorical set test",
-    signatures=variants("void(" + _TABLES + ", int32[:, ::1])", X=("float32", "float64")))
+    return on_device(ensemble, _tables(ensemble), X, backend, "leaves")

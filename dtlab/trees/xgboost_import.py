@@ -113,8 +113,8 @@ def from_xgboost(model: Any) -> Ensemble:
     categorical = None
     if cat_nodes:
         # XGBoost sends its listed categories right and every other value left (negative ones and those
-        # beyond the list too): the left set is the complement inside the list's range, out_left True
-        left_sets = [np.setdiff1d(np.arange(int(c.max()) + 1), c) for c in cat_sets]
+        # beyond the list too): the left set is the complement inside the bitset's whole words, out_left True
+        left_sets = [np.setdiff1d(np.arange(32 * (int(c.max()) // 32 + 1)), c) for c in cat_sets]
         categorical = CategoricalSplits.from_sets(np.asarray(cat_nodes, np.int64), left_sets,
                                                   np.ones(len(cat_nodes), bool))
     base = _parse_base_score(params.get("base_score", "0.5"))

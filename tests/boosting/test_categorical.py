@@ -77,8 +77,8 @@ def test_a_stump_splits_the_categories_as_lightgbm(rng):
 
 def test_categorical_model_fits_as_well_as_lightgbm_and_better_than_codes(rng):
     lgb = pytest.importorskip("lightgbm")
-    X, y = categorical_data(rng, n=4000, n_cats=20)
-    Xt, yt = categorical_data(np.random.default_rng(99), n=2000, n_cats=20)
+    X, y = categorical_data(rng, n=6000, n_cats=20)  # one draw of the categories' effects: train, then test
+    X, Xt, y, yt = X[:4000], X[4000:], y[:4000], y[4000:]
     kw = dict(n_estimators=30, learning_rate=0.2)
     ours = GBDTRegressor(max_depth=3, split_method="hist", categorical_features=[1], **kw).fit(X, y)
     codes = GBDTRegressor(max_depth=3, split_method="hist", categorical_features=None, **kw).fit(X, y)

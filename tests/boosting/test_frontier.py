@@ -150,7 +150,7 @@ def test_tree_grower_chooses_the_finder(rng):
     from dtlab.backend import resolve_backend
 
     params = dict(max_depth=3, learning_rate=0.3, reg_lambda=1.0, gamma=0.0, min_child_weight=1.0,
-                  split_method="hist", max_bins=32, grow_policy="depthwise", max_leaves=0, max_cat_to_onehot=4)
+                  split_method="hist", max_bins=64, grow_policy="depthwise", max_leaves=0, max_cat_to_onehot=4)
     cpu = resolve_backend("cpu")
     assert isinstance(tree_grower(data, params, cpu, 1)[0], HistSearch)
     assert isinstance(tree_grower(data, {**params, "grow_policy": "lossguide"}, cpu, 1)[0], FrontierSearch)

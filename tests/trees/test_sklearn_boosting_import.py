@@ -50,14 +50,6 @@ def test_gradient_boosting_multiclass(data):
     np.testing.assert_allclose(raw, est.decision_function(X), rtol=1e-12, atol=1e-12)
 
 
-def test_gradient_boosting_with_missing_values(data):
-    X, z = data
-    X = X.copy()
-    X[np.random.default_rng(1).random(X.shape) < 0.2] = np.nan
-    est = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(X, z)
-    np.testing.assert_allclose(Forest(est).predict(X), est.predict(X), rtol=1e-12, atol=1e-12)
-
-
 def test_gradient_boosting_with_an_init_estimator_is_refused(data):
     X, z = data
     est = GradientBoostingRegressor(n_estimators=3, init=LinearRegression()).fit(X, z)
