@@ -40,9 +40,9 @@ def test_sampler_zeroes_the_left_out_rows():
 
 @pytest.mark.parametrize("split_method", ["exact", "hist"])
 def test_same_seed_same_model_on_every_thread_count_and_backend(rng, split_method):
-    X, y = tie_free(rng, n=160, missing=0.1)  # small: the simulator runs a Python thread per CUDA thread
+    X, y = tie_free(rng, n=60, missing=0.1)  # small: the simulator runs a Python thread per CUDA thread
     kw = dict(n_estimators=3, max_depth=3, subsample=0.6, colsample_bytree=0.8, colsample_bylevel=0.7,
-              random_state=11, split_method=split_method)
+              random_state=11, split_method=split_method, max_bins=16)
     one = GBDTRegressor(n_jobs=1, backend="cpu", **kw).fit(X, y)
     two = GBDTRegressor(n_jobs=2, backend="cpu", **kw).fit(X, y)
     gpu = GBDTRegressor(backend="cuda", **kw).fit(X, y)  # numba's simulator here
