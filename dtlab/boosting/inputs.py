@@ -55,7 +55,9 @@ def prepare_fit(est: Any, X: Any, y: Any, sample_weight: Any, numeric: bool) -> 
     mask = categorical_mask(X, est.categorical_features, X.shape[1]) if hasattr(X, "dtypes") else None
     X, categories = encode(X)
     X = to_host(X)
-    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if not hasattr(X, "shape"):  # a list, or any object with __array__
+        X = np.asarray(X)
+    n = X.shape[0]
     y = fit_target(y, n, est, numeric=numeric)
     w = _params.check_sample_weight(sample_weight, n)
     if w is not None and (w == 0).any():

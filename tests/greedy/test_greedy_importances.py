@@ -20,12 +20,13 @@ def test_classifier_importances_are_sklearns(criterion, max_depth):
     assert est.feature_importances_.sum() == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("max_depth", [4, None])
-def test_regressor_importances_are_sklearns(max_depth):
+@pytest.mark.parametrize("max_depth,min_samples_leaf", [(4, 1), (None, 5)])
+def test_regressor_importances_are_sklearns(max_depth, min_samples_leaf):
+    # continuous data, leaves of >= 5 rows or a shallow tree: no tied gains, one tree (test_greedy_regressor)
     rng = np.random.default_rng(4)
     X = rng.normal(size=(500, 4))
     y = 2 * X[:, 1] + np.sin(3 * X[:, 0]) + rng.normal(scale=0.3, size=500)
-    est = DecisionTreeRegressor(max_depth=max_depth, random_state=0)
+    est = DecisionTreeRegressor(max_depth=max_depth, min_samples_leaf=min_samples_leaf, random_state=0)
     assert compare_with_sklearn(est, X, y)["same_tree"]  # fits est too
     theirs = sklearn_twin(est).fit(X, y)
     np.testing.assert_allclose(est.feature_importances_, theirs.feature_importances_, rtol=1e-7, atol=1e-12)
