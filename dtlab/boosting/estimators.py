@@ -9,15 +9,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import encode_labels, fit_target
+from .._validation import encode_labels
 from ..backend import resolve_backend, thread_scope
 from ..callbacks import EarlyStopping, ProgressBar, RecordEvaluation, run_callbacks
 from ..inference import Forest
 from ..trees.boosted_import import boosted_ensemble
 from ..trees.ensemble import Ensemble
+from ..trees.shap import tree_shap
 from . import _params
 from .booster import RoundEvaluation, boost
+from .inputs import numeric_rows, prepare_fit
 from .losses import LOSSES
+from .sampling import Sampler, seed_of
 
 _DOC_PARAMS = """
     n_estimators : int >= 1, default=100
@@ -35,6 +38,13 @@ _DOC_PARAMS = """
         bottom up.
     min_child_weight : float >= 0, default=1.0
         Minimum hessian sum of each child.
+    subsample : float in (0, 1], default=1.0
+        Share of the rows each tree is grown on (the others get ``g = h = 0`` for it): row ``i`` is in tree
+        ``t``'s sample when a hash of ``(random_state, t, i)`` falls below it, so the same rows on any number
+        of threads or devices (:mod:`dtlab.boosting.sampling`).
+    colsample_bytree, colsample_bylevel : float in (0, 1], default=1.0
+        Share of the features each tree, and each level of it among the tree's, may split on (XGBoost's
+        nesting), drawn by the same seeded hash.
     split_method : {"exact", "hist"}, default="exact"
         ``"exact"``: every distinct value is a candidate (features sorted once,
         prefix sums, stable partitions; XGBoost's ``tree_method="exact"``).
@@ -42,6 +52,20 @@ _DOC_PARAMS = """
         node, the sibling by subtraction).
     max_bins : int in [2, 256], default=256
         Bins per feature for ``"hist"`` (one of them holds the missing values).
+    grow_policy : {"depthwise", "lossguide"}, default="depthwise"
+        ``"depthwise"``: level by level to ``max_depth``; ``"lossguide"`` (``"hist"`` only, as in XGBoost):
+        leaf-wise, always the leaf of largest loss change next, LightGBM's growth.
+    max_leaves : int >= 0, default=0
+        Most leaves of a ``"lossguide"`` tree (LightGBM's ``num_leaves``; 0: no limit but ``max_depth``,
+        which may then be 0 for none).
+    categorical_features : "auto", None, indices, names or bool mask, default="auto"
+        Features split as categories (``"hist"`` only, as in XGBoost and LightGBM): ``"auto"`` takes the
+        pandas ``category`` columns; integer-coded columns (non-negative whole numbers) can be named.  A
+        split sends a set of categories left: the categories ordered by ``G/H`` and the best prefix taken
+        (LightGBM's and XGBoost's partition method), or one category against the rest for a feature of at
+        most ``max_cat_to_onehot`` categories; unseen categories go right, missing ones the learnt way.
+    max_cat_to_onehot : int >= 1, default=4
+        Features with at most this many categories split one category against the rest.
     base_score : float or None, default=None
         Initial prediction (a probability for binary classification, as in
         XGBoost); ``None``: the mean target (regression), the positive rate
@@ -60,9 +84,9 @@ _DOC_PARAMS = """
     n_jobs : int or None, default=None
         Threads of fit (feature slices) and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
         current thread count; -1, all of numba's threads).
-    random_state : int or None, default=None
-        Unused: the algorithm draws nothing at random (no subsampling); kept for
-        the scikit-learn convention.
+    random_state : int, RandomState or None, default=None
+        Seed of ``subsample`` and ``colsample_*`` (nothing is drawn when they are 1): the same seed gives the
+        same model on every backend, thread and device count.
     verbose : bool, default=False
         A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
 """
@@ -72,8 +96,10 @@ class _GBDT(BaseEstimator):
     _loss_name = "squared_error"
 
     def __init__(self, *, n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
-                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
-                 split_method: str = "exact", max_bins: int = 256, base_score: float | None = None,
+                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0, subsample: float = 1.0,
+                 colsample_bytree: float = 1.0, colsample_bylevel: float = 1.0, split_method: str = "exact",
+                 max_bins: int = 256, grow_policy: str = "depthwise", max_leaves: int = 0,
+                 categorical_features: Any = "auto", max_cat_to_onehot: int = 4, base_score: float | None = None,
                  early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
                  random_state: Any = None, verbose: bool = False):
         self.n_estimators = n_estimators
@@ -82,8 +108,15 @@ class _GBDT(BaseEstimator):
         self.reg_lambda = reg_lambda
         self.gamma = gamma
         self.min_child_weight = min_child_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
         self.split_method = split_method
         self.max_bins = max_bins
+        self.grow_policy = grow_policy
+        self.max_leaves = max_leaves
+        self.categorical_features = categorical_features
+        self.max_cat_to_onehot = max_cat_to_onehot
         self.base_score = base_score
         self.early_stopping_rounds = early_stopping_rounds
         self.backend = backend
@@ -92,24 +125,36 @@ class _GBDT(BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, X, y_encoded, loss, n_outputs: int, base_margin: float, data, names, eval_set,
-             callbacks) -> None:
+    def _fit(self, X, inputs, y_encoded, loss, n_outputs: int, base_margin: float, eval_set,
+             sample_weight_eval_set, callbacks) -> None:
         params = _params.check_params(self)
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set")
         if callbacks is not None and not all(callable(c) for c in callbacks):
             raise TypeError("callbacks must be a list of callables callback(round, record) -> bool | None")
+        eval_set = list(eval_set or [])
+        eval_weights = list(sample_weight_eval_set) if sample_weight_eval_set is not None else [None] * len(eval_set)
+        if len(eval_weights) != len(eval_set):
+            raise ValueError(f"sample_weight_eval_set has {len(eval_weights)} entries for {len(eval_set)} eval sets")
+        data = inputs.data
         backend = resolve_backend(self.backend, X)  # once; the Backend object goes down to the split finders
         self.backend_ = backend.name
         self.base_margin_ = float(base_margin)
         self.n_outputs_ = n_outputs
         self.n_features_in_ = data.n_features
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.categorical_ = inputs.categorical
+        self.categories_ = inputs.categories
+        if inputs.names is not None:
+            self.feature_names_in_ = np.asarray(inputs.names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        evals = [(list(_params.predict_rows(Xe, data.n_features)), self._encode_eval(ye)) for Xe, ye in eval_set or []]
+        evals = []
+        for (Xe, ye), we in zip(eval_set, eval_weights):
+            blocks = list(_params.predict_rows(numeric_rows(self, Xe), data.n_features))
+            n_eval = sum(b.shape[0] for b in blocks)
+            evals.append((blocks, self._encode_eval(ye), _params.check_sample_weight(we, n_eval,
+                                                                                    "sample_weight_eval_set")))
         metric = "rmse" if loss is LOSSES["squared_error"] else ("logloss" if n_outputs == 1 else "mlogloss")
         self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(evals))}
         evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
@@ -123,13 +168,18 @@ class _GBDT(BaseEstimator):
             bar = ProgressBar(params["n_estimators"], f"GBDT ({params['split_method']})", unit="round",
                               postfix=shown)
             steps.append(bar)
+        sampler = None
+        if min(params["subsample"], params["colsample_bytree"], params["colsample_bylevel"]) < 1.0:
+            sampler = Sampler(seed_of(self.random_state), params["subsample"], params["colsample_bytree"],
+                              params["colsample_bylevel"], data.n_samples, data.n_features)
 
         def on_round(r: int, trees) -> bool:
             return run_callbacks(steps, r, evaluate(trees[-n_outputs:]))
 
         try:
             with thread_scope(self.n_jobs) as n_threads:
-                trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round)
+                trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round,
+                              sample_weight=inputs.weight, sampler=sampler, categorical=inputs.categorical)
         finally:
             if bar is not None:
                 bar.close()
@@ -172,10 +222,35 @@ class _GBDT(BaseEstimator):
         backend = resolve_backend(self.backend)  # GPU input goes to the host for backend="cpu" (predict_rows)
         with thread_scope(self.n_jobs):
             blocks = [self._predictor.predict(b, backend=backend)
-                      for b in _params.predict_rows(X, self.n_features_in_, type(self).__name__)]
+                      for b in _params.predict_rows(numeric_rows(self, X), self.n_features_in_, type(self).__name__)]
         if not blocks:
             return np.empty((0, self.n_outputs_), np.float32)
         return np.concatenate(blocks).reshape(-1, self.n_outputs_).astype(np.float32)
+
+    def _n_trees_used(self) -> int:
+        return len(self.trees_) if self.best_iteration_ is None else (self.best_iteration_ + 1) * self.n_outputs_
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf each row reaches in each tree: int32 (n_samples, n_trees), tree ``t``'s node index in
+        ``trees_[t]`` (trees round-major; the best iteration's when early stopping chose one)."""
+        check_is_fitted(self, "trees_")
+        backend = resolve_backend(self.backend)
+        with thread_scope(self.n_jobs):
+            blocks = [self._predictor.apply(b, backend=backend)
+                      for b in _params.predict_rows(numeric_rows(self, X), self.n_features_in_, type(self).__name__)]
+        return np.concatenate(blocks) if blocks else np.empty((0, self._n_trees_used()), np.int32)
+
+    def _contributions(self, X) -> np.ndarray:
+        """Exact TreeSHAP of the margin: (n_samples, n_features + 1) for one output, else (n_samples, n_outputs,
+        n_features + 1); the last column is the bias (base margin and each tree's expected value)."""
+        check_is_fitted(self, "trees_")
+        ens = self._predictor.ensemble
+        cover = np.concatenate([t.cover for t in self.trees_[:self._n_trees_used()]])
+        with thread_scope(self.n_jobs):
+            blocks = [tree_shap(ens, cover, self._predictor.prepare(b))
+                      for b in _params.predict_rows(numeric_rows(self, X), self.n_features_in_, type(self).__name__)]
+        out = np.concatenate(blocks) if blocks else np.empty((0, self.n_outputs_, self.n_features_in_ + 1))
+        return out[:, 0, :] if self.n_outputs_ == 1 else out
 
     def save_json(self, path: str | Path) -> None:
         """Write the fitted model as JSON (no pickle); :class:`dtlab.inference.Forest` reads the file too."""
@@ -212,20 +287,29 @@ class GBDTRegressor(RegressorMixin, _GBDT):
     n_features_in_ : int
     """
 
-    def fit(self, X: Any, y: Any, eval_set: list | None = None, callbacks: list | None = None) -> "GBDTRegressor":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, eval_set: list | None = None,
+            sample_weight_eval_set: list | None = None, callbacks: list | None = None) -> "GBDTRegressor":
         """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and y (n_samples,).
 
-        ``eval_set``: a list of ``(X, y)`` whose loss is recorded after every round (``evals_result_``);
-        ``callbacks``: ``callback(round, record) -> bool | None`` after every round (:mod:`dtlab.callbacks`;
-        ``record`` holds the eval sets' losses; True stops)."""
-        data, names = _params.fit_data(X)
-        y = fit_target(y, data.n_samples, self, numeric=True).astype(np.float32)
-        base = float(np.mean(y)) if self.base_score is None else _params.check_real(self.base_score, "base_score")
-        self._fit(X, y, LOSSES["squared_error"], 1, base, data, names, eval_set, callbacks)
+        ``sample_weight``: non-negative weights of the rows (they scale every row's ``g`` and ``h``; the
+        default base score is the weighted mean); ``eval_set``: a list of ``(X, y)`` whose loss (weighted by
+        ``sample_weight_eval_set``, one array or None per set) is recorded after every round
+        (``evals_result_``); ``callbacks``: ``callback(round, record) -> bool | None`` after every round
+        (:mod:`dtlab.callbacks`; ``record`` holds the eval sets' losses; True stops)."""
+        _params.check_params(self)
+        inputs = prepare_fit(self, X, y, sample_weight, numeric=True)
+        y = np.asarray(inputs.y).astype(np.float32)
+        base = (float(np.average(y, weights=inputs.weight)) if self.base_score is None
+                else _params.check_real(self.base_score, "base_score"))
+        self._fit(X, inputs, y, LOSSES["squared_error"], 1, base, eval_set, sample_weight_eval_set, callbacks)
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predictions, float32 array (n_samples,)."""
+    def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
+        """Predictions, float32 array (n_samples,); with ``pred_contribs=True`` each feature's contribution by
+        exact TreeSHAP, float64 (n_samples, n_features + 1), the bias last (XGBoost's ``pred_contribs``: a
+        row's contributions add up to its prediction)."""
+        if pred_contribs:
+            return self._contributions(X)
         return self._margin(X)[:, 0]
 
 
@@ -242,13 +326,16 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
     evals_result_ : dict, ``{{"validation_i": {{"logloss" | "mlogloss": [...]}}}}``
     """
 
-    def fit(self, X: Any, y: Any, eval_set: list | None = None, callbacks: list | None = None) -> "GBDTClassifier":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, eval_set: list | None = None,
+            sample_weight_eval_set: list | None = None, callbacks: list | None = None) -> "GBDTClassifier":
         """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and class labels y (n_samples,);
-        ``eval_set`` and ``callbacks`` as :meth:`GBDTRegressor.fit`."""
+        ``sample_weight``, ``eval_set``, ``sample_weight_eval_set`` and ``callbacks`` as
+        :meth:`GBDTRegressor.fit` (the default base score is the weighted positive rate)."""
         from sklearn.utils.multiclass import check_classification_targets
 
-        data, names = _params.fit_data(X)
-        y = fit_target(y, data.n_samples, self)
+        _params.check_params(self)
+        inputs = prepare_fit(self, X, y, sample_weight, numeric=False)
+        y = inputs.y
         check_classification_targets(y)
         self.classes_, codes = encode_labels(y)
         n_classes = self.classes_.shape[0]
@@ -256,13 +343,13 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
             raise ValueError(f"y has one class only ({self.classes_[0]!r}); a classifier needs at least two")
         if n_classes == 2:
             loss, n_outputs = LOSSES["logistic"], 1
-            p = float(np.mean(codes)) if self.base_score is None else self.base_score
+            p = float(np.average(codes, weights=inputs.weight)) if self.base_score is None else self.base_score
             base = loss.base_margin(_params.check_real(p, "base_score"))
         else:
             loss, n_outputs = LOSSES["softmax"], n_classes
             base = 0.0 if self.base_score is None else _params.check_real(self.base_score, "base_score")
-        self._fit(X, codes if n_outputs > 1 else codes.astype(np.float32), loss, n_outputs, base, data, names,
-                  eval_set, callbacks)
+        self._fit(X, inputs, codes if n_outputs > 1 else codes.astype(np.float32), loss, n_outputs, base, eval_set,
+                  sample_weight_eval_set, callbacks)
         return self
 
     def _encode_eval(self, y):
@@ -288,7 +375,11 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         e = np.exp(m)
         return e / e.sum(axis=1, keepdims=True)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Most probable class label of each row."""
+    def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
+        """Most probable class label of each row; with ``pred_contribs=True`` each feature's contribution to
+        the margin by exact TreeSHAP, float64 (n_samples, n_features + 1) for two classes, (n_samples,
+        n_classes, n_features + 1) otherwise, the bias last (XGBoost's ``pred_contribs``)."""
+        if pred_contribs:
+            return self._contributions(X)
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]

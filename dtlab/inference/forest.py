@@ -94,6 +94,8 @@ class Forest:
         X = check_tree_input(X, ens.n_features)
         if ens.input_dtype is not None and X.dtype != ens.input_dtype:
             X = X.astype(ens.input_dtype)
+        if ens.categorical is not None:
+            X = ens.categorical.prepare(X)  # its categories' value rules (scikit-learn's, LightGBM's)
         # Forest folded the zero band and NaN-as-0 into the trees (rules.py); LightGBM's missing_type Zero
         # still sends 0, the band and NaN the missing way
         if ens.nan_as_zero.size or ens.zero_as_missing.size:
@@ -135,6 +137,8 @@ class Forest:
 
             return predict_dask(self, X, method, backend, n_jobs)
         be = resolve_backend(backend, X)
+        if self.ensemble.categorical is not None:
+            return self.finish(self._walk("sum", X, method, be, n_jobs))
         with thread_scope(n_jobs):
             if be.is_cuda:
                 from ._cuda_predict import choose_cuda, predict_cuda
@@ -151,6 +155,32 @@ class Forest:
                     method = choose(self, X.dtype)
                 out = self.raw_sum(X, method)
         return self.finish(out)
+
+    def apply(self, X: Any, backend: str = "auto", n_jobs: int | None = None) -> np.ndarray:
+        """The leaf each row reaches in each tree.
+
+        Returns
+        -------
+        ndarray (n_samples, n_trees), int32: tree-local node indices (the tree's root is 0; for a dtlab
+        GBDT tree, its node numbering).
+        """
+        resolve_threads(n_jobs)
+        return self._walk("leaves", X, "traversal", resolve_backend(backend, X), n_jobs)
+
+    def _walk(self, what: str, X: Any, method: str, be, n_jobs) -> np.ndarray:
+        """Sums (``what="sum"``) or leaves by the walk with categorical tests (:mod:`.categorical`): the
+        methods whose tables hold thresholds only (bitmask, quickscorer) cannot test a set."""
+        from . import categorical
+
+        if what == "sum" and method not in ("auto", "traversal"):
+            raise ValueError(f"method={method!r} tests thresholds only; this model has categorical splits: use "
+                             "method='traversal' (or 'auto')")
+        with thread_scope(n_jobs):
+            X = self.prepare(to_host(X))
+            if be.is_cuda:
+                run = categorical.raw_sum_cuda if what == "sum" else categorical.leaves_cuda
+                return run(self.ensemble, X, be)
+            return (categorical.raw_sum if what == "sum" else categorical.leaves)(self.ensemble, X)
 
     def raw_sum(self, X: np.ndarray, method: str) -> np.ndarray:
         """Sum of the leaf values per row and output column on the CPU (X already prepared).
