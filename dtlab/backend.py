@@ -1,9 +1,18 @@
-"""CPU / CUDA backend resolution.
+"""CPU / CUDA backend resolution, and the number of CPU threads: where and how wide the work runs.
 
 One place decides where an array computation runs.  Every public entry point
 takes ``backend="auto" | "cpu" | "cuda"`` and calls :func:`resolve_backend`
-once; algorithms then use ``backend.xp`` (numpy or cupy) and kernels pick the
-numba CPU or numba.cuda implementation by ``backend.name``.
+once; algorithms then receive the resolved :class:`Backend` (not its name),
+use ``backend.xp`` (numpy or cupy) and ``backend.to_device`` /
+``backend.to_host``, and kernels pick the numba CPU or numba.cuda
+implementation by ``backend.name``.  ``"auto"`` means the same everywhere: the
+GPU when the input already lives there or a real GPU (with cupy) is present,
+else the CPU.
+
+Every estimator's ``fit`` and ``predict`` (and :meth:`dtlab.inference.Forest.predict`)
+run inside :func:`thread_scope` ``(n_jobs)``: numba's parallel kernels use
+:func:`resolve_threads` ``(n_jobs)`` threads there, and the setting before is
+restored after.
 
 Nothing here imports cupy or numba.cuda at module import time: the package
 must import on a machine without CUDA.  Under numba's CUDA simulator
@@ -13,11 +22,13 @@ the simulator, and its ``xp`` is numpy (cupy needs a real device).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from dataclasses import dataclass, field
+from numbers import Integral
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import scipy.sparse
@@ -196,8 +207,8 @@ def to_host(array: Any) -> Any:
     return array.get() if is_device_array(array) and hasattr(array, "get") else array
 
 
-def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
-    """Resolve a backend name into a :class:`Backend`.
+def resolve_backend(backend: str | Backend = "auto", *arrays: Any, has_cuda: bool = True) -> Backend:
+    """Resolve a backend name into a :class:`Backend`: the one meaning of ``backend`` in dtlab.
 
     Parameters
     ----------
@@ -207,6 +218,10 @@ def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
         never makes ``auto`` pick ``cuda`` (it is for tests, not speed).
     *arrays : array-like
         Inputs of the call; a cupy array among them forces ``cuda``.
+    has_cuda : bool, default=True
+        Whether the work asked for has a CUDA implementation (an algorithmic
+        variant may be CPU-only); without one ``"auto"`` means the CPU (and
+        the caller moves GPU input to the host).
 
     Raises
     ------
@@ -218,14 +233,16 @@ def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
     """
     if isinstance(backend, Backend):
         return backend
-    if backend not in BACKEND_NAMES:
+    if not isinstance(backend, str) or backend not in BACKEND_NAMES:
         raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {backend!r}")
     on_gpu = any(is_device_array(a) for a in arrays)
     if backend == "cpu" and on_gpu:
         raise ValueError("backend='cpu' was asked for but the input is a cupy (GPU) array; "
                          "call .get() on it first or use backend='cuda'")
     if backend == "auto":
-        if on_gpu:
+        if not has_cuda:
+            backend = "cpu"
+        elif on_gpu:
             backend = "cuda"
         elif not cuda_simulator_enabled() and cuda_status()[0]:
             backend = "cuda"
@@ -242,6 +259,69 @@ def resolve_backend(backend: str | Backend = "auto", *arrays: Any) -> Backend:
     import cupyx.scipy.sparse
 
     return Backend("cuda", cupy, cupyx.scipy.sparse, False, _gpu_devices)
+
+
+def resolve_threads(n_jobs: Any = None) -> int:
+    """CPU threads for an ``n_jobs`` parameter (scikit-learn's convention, over numba's threads).
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        ``None``: numba's current thread count (all of numba's threads unless a
+        ``numba.set_num_threads`` -- e.g. an enclosing :func:`thread_scope` --
+        lowered it); ``-1``: all of numba's threads (``NUMBA_NUM_THREADS``);
+        ``k >= 1``: ``min(k, NUMBA_NUM_THREADS)``; ``-k``: all but ``k - 1``
+        (at least one).
+
+    Returns
+    -------
+    int >= 1
+
+    Raises
+    ------
+    ValueError
+        ``n_jobs`` is 0, a bool or not an integer.
+    """
+    import numba
+
+    most = int(numba.config.NUMBA_NUM_THREADS)
+    if n_jobs is None:
+        return int(numba.get_num_threads())
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, Integral) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
+    n_jobs = int(n_jobs)
+    return min(n_jobs, most) if n_jobs > 0 else max(1, most + 1 + n_jobs)
+
+
+@contextlib.contextmanager
+def thread_scope(n_jobs: Any = None, blas: bool = False) -> Iterator[int]:
+    """Run the body with :func:`resolve_threads` ``(n_jobs)`` numba threads (and BLAS threads when ``blas``).
+
+    numba's setting is per calling thread and restored afterwards, so kernels
+    launched from the body use exactly that many threads and nothing outside
+    changes.  The BLAS limit (threadpoolctl) is set only when asked: inspecting
+    the loaded libraries costs milliseconds, worth it only where dense products
+    use BLAS.
+
+    Yields
+    ------
+    int : the number of threads.
+    """
+    import numba
+
+    n = resolve_threads(n_jobs)
+    before = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        if blas:
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=n, user_api="blas"):
+                yield n
+        else:
+            yield n
+    finally:
+        numba.set_num_threads(before)
 
 
 def describe() -> dict[str, Any]:

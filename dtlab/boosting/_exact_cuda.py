@@ -210,24 +210,27 @@ class ExactCudaSearch:
     Parameters
     ----------
     data : :class:`dtlab.boosting.grower.ColumnData`
-    n_workers : int, unused (the device's blocks are the workers)
+    backend : Backend, resolved, ``is_cuda``: its array module holds the device arrays (cupy on a GPU, numpy
+        under numba's simulator), its ``to_device`` / ``to_host`` move them
     """
 
-    def __init__(self, data, n_workers: int = 1):
+    def __init__(self, data, backend):
         self.tpb = SIMULATOR_THREADS_PER_BLOCK if numba.config.ENABLE_CUDASIM else THREADS_PER_BLOCK
+        self.put, self.get, xp = backend.to_device, backend.to_host, backend.xp
         self.indptr = data.indptr
         rows0, vals0 = splits.presort_columns(data.indptr, data.indices, data.values, splits.SORTS[splits.DEFAULT_SORT])
         self.col_missing = np.diff(data.indptr) < data.n_samples
-        self.d_rows0, self.d_vals0 = cuda.to_device(rows0), cuda.to_device(vals0)
-        self.d_col_missing = cuda.to_device(self.col_missing)
-        self.buffers = [(cuda.device_array_like(rows0), cuda.device_array_like(vals0)) for _ in range(2)]
-        self.d_side = cuda.device_array(max(data.n_samples, 1), np.uint8)
+        self.d_rows0, self.d_vals0 = self.put(rows0), self.put(vals0)
+        self.d_col_missing = self.put(self.col_missing)
+        self.buffers = [(xp.empty(rows0.shape, rows0.dtype), xp.empty(vals0.shape, vals0.dtype)) for _ in range(2)]
+        self.d_side = xp.empty(max(data.n_samples, 1), np.uint8)
+        self.empty = xp.empty
         #: Entries scanned, ranked and partitioned over the fit, as :class:`.exact.ExactSearch` counts them.
         self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         """This round's gradients (to the device); the root is each whole list."""
-        self.d_g, self.d_h = cuda.to_device(g), cuda.to_device(h)
+        self.d_g, self.d_h = self.put(g), self.put(h)
         self.lists = (self.d_rows0, self.d_vals0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
@@ -239,19 +242,19 @@ class ExactCudaSearch:
         lengths = self.seg[:, n_nodes] - self.seg[:, 0]
         self.work["scanned"] += int(lengths.sum())
         self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
-        f_gain = cuda.device_array((d, n_nodes))
-        f_thr = cuda.device_array((d, n_nodes), np.float32)
-        f_left = cuda.device_array((d, n_nodes), np.bool_)
+        f_gain = self.empty((d, n_nodes), np.float64)
+        f_thr = self.empty((d, n_nodes), np.float32)
+        f_left = self.empty((d, n_nodes), np.bool_)
         rows, vals = self.lists
-        scan[d * n_nodes, self.tpb](cuda.to_device(self.seg), n_nodes, vals, rows, self.d_g, self.d_h,
-                                    cuda.to_device(np.ascontiguousarray(node_g, np.float64)),
-                                    cuda.to_device(np.ascontiguousarray(node_h, np.float64)),
-                                    cuda.to_device(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing,
+        scan[d * n_nodes, self.tpb](self.put(self.seg), n_nodes, vals, rows, self.d_g, self.d_h,
+                                    self.put(np.ascontiguousarray(node_g, np.float64)),
+                                    self.put(np.ascontiguousarray(node_h, np.float64)),
+                                    self.put(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing,
                                     float(lam), float(mcw), f_gain, f_thr, f_left)
-        best_f, best = _reduce_splits(f_gain.copy_to_host(), n_nodes)
+        best_f, best = _reduce_splits(self.get(f_gain), n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)
-        return best_f, best, f_thr.copy_to_host()[fk, k], f_left.copy_to_host()[fk, k]
+        return best_f, best, self.get(f_thr)[fk, k], self.get(f_left)[fk, k]
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
         """Mark each row's ``side`` (on the device, copied back), then partition the lists stably into the
@@ -261,15 +264,15 @@ class ExactCudaSearch:
         n_split = split_k.shape[0]
         which = np.full(self.seg.shape[1], -1, np.int64)
         which[split_k] = np.arange(n_split)
-        d_seg, d_split_k = cuda.to_device(self.seg), cuda.to_device(np.ascontiguousarray(split_k, np.int64))
+        d_seg, d_split_k = self.put(self.seg), self.put(np.ascontiguousarray(split_k, np.int64))
         d_side = self.d_side[:pos.shape[0]]
-        d_side.copy_to_device(side)
-        mark_default[_blocks(pos.shape[0], self.tpb)](cuda.to_device(pos), cuda.to_device(which),
-                                                      cuda.to_device(np.ascontiguousarray(split_left)), d_side)
+        d_side[...] = self.put(side)
+        mark_default[_blocks(pos.shape[0], self.tpb)](self.put(pos), self.put(which),
+                                                      self.put(np.ascontiguousarray(split_left)), d_side)
         mark_present[n_split, self.tpb](d_seg, rows, vals, d_split_k,
-                                        cuda.to_device(np.ascontiguousarray(split_f, np.int64)),
-                                        cuda.to_device(np.ascontiguousarray(split_thr, np.float32)), d_side)
-        side[:] = d_side.copy_to_host()
+                                        self.put(np.ascontiguousarray(split_f, np.int64)),
+                                        self.put(np.ascontiguousarray(split_thr, np.float32)), d_side)
+        side[:] = self.get(d_side)
         if last:
             return
         out = self.buffers[self.flip]
@@ -280,7 +283,7 @@ class ExactCudaSearch:
         starts = self.indptr[:-1, None] + np.concatenate([np.zeros((sizes.shape[0], 1), np.int64),
                                                           np.cumsum(sizes, axis=1)], axis=1)
         new_seg[:, 0::2] = starts  # each splitting node's first slot, and the end; the kernel fills the middle
-        d_new_seg = cuda.to_device(new_seg)
+        d_new_seg = self.put(new_seg)
         partition[n_split * self.seg.shape[0], self.tpb](d_seg, d_split_k, d_side, rows, vals, *out, d_new_seg)
         self.lists = out
-        self.seg = d_new_seg.copy_to_host()
+        self.seg = np.array(self.get(d_new_seg))  # a host copy of its own (under the simulator d_new_seg is new_seg)

@@ -105,40 +105,45 @@ def _blocks(n: int, tpb: int = 64) -> tuple[int, int]:
 
 
 class HistCudaSearch(HistSearch):
-    """:class:`.hist.HistSearch` with histograms, scans and the per-node reduction on the device."""
+    """:class:`.hist.HistSearch` with histograms, scans and the per-node reduction on the device.
 
-    def __init__(self, data, n_workers: int, max_bins: int):
+    ``backend``: the resolved cuda Backend, whose array module holds the device arrays (cupy on a GPU, numpy
+    under numba's simulator) and whose ``to_device`` / ``to_host`` move them.
+    """
+
+    def __init__(self, data, backend, max_bins: int):
         super().__init__(data, 1, max_bins)
-        self.d_bins = cuda.to_device(self.bins)
-        self.d_n_bins = cuda.to_device(self.n_bins)
-        self.d_col_missing = cuda.to_device(self.col_missing)
-        self.d_pos_bins = cuda.to_device(self.pos_bins)
+        self.put, self.get, self.empty = backend.to_device, backend.to_host, backend.xp.empty
+        self.d_bins = self.put(self.bins)
+        self.d_n_bins = self.put(self.n_bins)
+        self.d_col_missing = self.put(self.col_missing)
+        self.d_pos_bins = self.put(self.pos_bins)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         super().start_tree(g, h)
-        self.d_g, self.d_h = cuda.to_device(g), cuda.to_device(h)
+        self.d_g, self.d_h = self.put(g), self.put(h)
 
     def _alloc(self, shape):
-        return cuda.device_array(shape)
+        return self.empty(shape, np.float64)
 
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
         build, scan, reduce = _kernels()
         d = self.bins.shape[1]
-        order, nseg = cuda.to_device(self.order), cuda.to_device(self.nseg)
-        build_nodes, parent = cuda.to_device(self.build), cuda.to_device(self.parent)
+        order, nseg = self.put(self.order), self.put(self.nseg)
+        build_nodes, parent = self.put(self.build), self.put(self.parent)
         build[_blocks(self.build.shape[0] * d)](self.d_bins, order, nseg, build_nodes, parent, self.hg_parent,
                                                 self.hh_parent, self.d_g, self.d_h, self.hg, self.hh)
-        f_gain = cuda.device_array((d, n_nodes))
-        f_bin = cuda.device_array((d, n_nodes), np.int64)
-        f_left = cuda.device_array((d, n_nodes), np.bool_)
-        bufs = cuda.device_array((3, n_nodes * d, self.n_bins_total))
-        scan[_blocks(n_nodes * d)](self.hg, self.hh, self.d_n_bins, cuda.to_device(node_g), cuda.to_device(node_h),
+        f_gain = self.empty((d, n_nodes), np.float64)
+        f_bin = self.empty((d, n_nodes), np.int64)
+        f_left = self.empty((d, n_nodes), np.bool_)
+        bufs = self.empty((3, n_nodes * d, self.n_bins_total), np.float64)
+        scan[_blocks(n_nodes * d)](self.hg, self.hh, self.d_n_bins, self.put(node_g), self.put(node_h),
                                    self.d_col_missing, lam, mcw, self.d_pos_bins, bufs, f_gain, f_bin, f_left)
-        d_best_f = cuda.device_array(n_nodes, np.int64)
-        d_best = cuda.device_array(n_nodes)
+        d_best_f = self.empty(n_nodes, np.int64)
+        d_best = self.empty(n_nodes, np.float64)
         reduce[n_nodes, REDUCE_TPB](f_gain, d_best_f, d_best)
-        best_f, best = d_best_f.copy_to_host(), d_best.copy_to_host()
+        best_f, best = np.array(self.get(d_best_f)), np.array(self.get(d_best))
         fk = np.maximum(best_f, 0)
         k = np.arange(n_nodes)
-        self.split_bin = f_bin.copy_to_host()[fk, k]
-        return best_f, best, self._thresholds(fk, self.split_bin), f_left.copy_to_host()[fk, k]
+        self.split_bin = self.get(f_bin)[fk, k]
+        return best_f, best, self._thresholds(fk, self.split_bin), self.get(f_left)[fk, k]

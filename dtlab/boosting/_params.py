@@ -10,12 +10,13 @@ import numpy as np
 import scipy.sparse
 
 from .._validation import check_int, check_real, check_sklearn_input_shape, check_X
-from ..backend import resolve_backend, to_host
+from ..backend import to_host
+from ..trees.boosted_import import GBDT_FORMAT, TREE_FIELDS, read_boosted_trees
+from ..trees.ensemble import ModelFormatError
 from .grower import BoostedTree, ColumnData
 
-JSON_FORMAT = "dtlab.GBDT/1"
+JSON_FORMAT = GBDT_FORMAT
 SPLIT_METHODS = ("exact", "hist")
-_TREE_FIELDS = ("feature", "threshold", "missing_left", "left", "right", "value", "gain", "cover")
 
 
 def check_params(est) -> dict:
@@ -32,21 +33,6 @@ def check_params(est) -> dict:
         split_method=est.split_method,
         max_bins=check_int(est.max_bins, "max_bins", low=2, high=256),
     )
-
-
-def check_backend(est, X) -> str:
-    """The backend name ("cpu" or "cuda"; both split methods run on both)."""
-    be = resolve_backend(est.backend, X)
-    return "cuda" if be.is_cuda else "cpu"
-
-
-def n_workers(n_jobs) -> int:
-    """Worker threads: ``n_jobs`` (None or -1: numba's thread count)."""
-    import numba
-
-    if n_jobs is None or n_jobs == -1:
-        return numba.get_num_threads()
-    return min(check_int(n_jobs, "n_jobs", low=1), numba.config.NUMBA_NUM_THREADS)
 
 
 def fit_data(X) -> tuple[ColumnData, list[str] | None]:
@@ -83,13 +69,12 @@ def predict_rows(X, n_features: int, who: str = "the model", chunk: int = 65_536
 
 
 def trees_to_json(trees: list[BoostedTree]) -> list[dict[str, Any]]:
-    return [{k: getattr(t, k).tolist() for k in _TREE_FIELDS} for t in trees]
+    return [{k: getattr(t, k).tolist() for k in TREE_FIELDS} for t in trees]
 
 
 def trees_from_json(items: list[dict[str, Any]]) -> list[BoostedTree]:
-    dtypes = dict(feature=np.int32, threshold=np.float32, missing_left=np.bool_, left=np.int32, right=np.int32,
-                  value=np.float32, gain=np.float64, cover=np.float64)
-    return [BoostedTree(**{k: np.asarray(t[k], dtype=dtypes[k]) for k in _TREE_FIELDS}) for t in items]
+    """The trees of a model file, each field checked (:func:`dtlab.trees.boosted_import.read_boosted_trees`)."""
+    return [BoostedTree(**tree) for tree in read_boosted_trees(items)]
 
 
 def save(est, path: str | Path) -> None:
@@ -106,20 +91,42 @@ def save(est, path: str | Path) -> None:
 
 
 def load(cls, path: str | Path):
-    """An estimator of class ``cls`` read from :func:`save`'s JSON."""
-    doc = json.loads(Path(path).read_text())
-    if doc.get("format") != JSON_FORMAT or doc.get("estimator") != cls.__name__:
-        raise ValueError(f"{path} is not a {cls.__name__} saved by dtlab ({JSON_FORMAT})")
-    est = cls(**doc["params"])
-    f = doc["fitted"]
-    est.base_margin_ = float(f["base_margin"])
-    est.n_features_in_ = int(f["n_features_in_"])
-    est.n_outputs_ = int(f["n_outputs"])
-    est.best_iteration_ = f["best_iteration_"]
-    est.evals_result_ = f["evals_result_"]
-    if "classes_" in f:
-        est.classes_ = np.asarray(f["classes_"])
-    if "feature_names_in_" in f:
-        est.feature_names_in_ = np.asarray(f["feature_names_in_"], dtype=object)
-    est._set_trees(trees_from_json(f["trees"]))
+    """An estimator of class ``cls`` read from :func:`save`'s JSON.
+
+    Every tree is checked, and the model validated as a forest (children inside
+    their tree and after their parent, features inside ``[0, n_features_in_)``,
+    whole rounds of ``n_outputs`` trees), before anything predicts with it.
+
+    Raises
+    ------
+    ModelFormatError (a ValueError)
+        Not such a file, a field missing or malformed, or trees that are not a valid forest.
+    """
+    try:
+        doc = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        raise ModelFormatError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(doc, dict) or doc.get("format") != JSON_FORMAT or doc.get("estimator") != cls.__name__:
+        raise ModelFormatError(f"{path} is not a {cls.__name__} saved by dtlab ({JSON_FORMAT})")
+    try:
+        est = cls(**doc["params"])
+        f = doc["fitted"]
+        est.base_margin_ = float(f["base_margin"])
+        est.n_features_in_ = check_int(f["n_features_in_"], "n_features_in_", low=1)
+        est.n_outputs_ = check_int(f["n_outputs"], "n_outputs", low=1)
+        est.best_iteration_ = check_int(f["best_iteration_"], "best_iteration_", low=0, allow_none=True)
+        est.evals_result_ = f["evals_result_"]
+        if "classes_" in f:
+            est.classes_ = np.asarray(f["classes_"])
+            expected = 2 if est.n_outputs_ == 1 else est.n_outputs_  # logistic: one margin; softmax: one per class
+            if est.classes_.ndim != 1 or est.classes_.shape[0] != expected or est.n_outputs_ == 2:
+                raise ValueError(f"{est.classes_.shape[0]} classes do not match {est.n_outputs_} outputs")
+        if "feature_names_in_" in f:
+            est.feature_names_in_ = np.asarray(f["feature_names_in_"], dtype=object)
+        trees = trees_from_json(f["trees"])
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, ModelFormatError):
+            raise
+        raise ModelFormatError(f"{path}: malformed {cls.__name__} model: {err!r}") from err
+    est._set_trees(trees)  # validates the forest (ModelFormatError) before any kernel sees it
     return est

@@ -1,47 +1,46 @@
-"""The boosting loop: gradients, one tree per round (and class), margins; the trees as a PackedForest.
+"""The boosting loop: gradients, one tree per round (and class), margins; the model as an Ensemble.
 
-Plain Python over the split finders; every tree is also kept as a
-:class:`dtlab.trees.PackedForest` node range, so prediction is the project's
-one walk (:func:`dtlab.trees.walk.find_leaf`) over the whole forest.
+Plain Python over the split finders.  The fitted trees are an
+:class:`dtlab.trees.Ensemble` (:func:`dtlab.trees.boosted_import.boosted_ensemble`:
+base margin, one column per output, scale 1), so prediction -- and the
+per-round evaluation of an ``eval_set`` -- is :class:`dtlab.inference.Forest`'s.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-import numba
 import numpy as np
 
-from .._jit import NJIT
-from ..trees import PackedForest
-from ..trees.walk import cpu_walks
+from ..backend import Backend
+from ..inference import Forest
+from ..trees.boosted_import import boosted_ensemble
 from .exact import ExactSearch
 from .grower import BoostedTree, ColumnData, grow_boosted_tree
 
-_find_leaf = cpu_walks()["find_leaf"]
 
-
-def _hist_search(data, n_workers, max_bins):
+def _hist_search(data, backend, n_workers, max_bins):
     from .hist import HistSearch
 
     return HistSearch(data, n_workers, max_bins)
 
 
-def _hist_cuda_search(data, n_workers, max_bins):
+def _hist_cuda_search(data, backend, n_workers, max_bins):
     from ._hist_cuda import HistCudaSearch  # imports numba.cuda: only on this path
 
-    return HistCudaSearch(data, n_workers, max_bins)
+    return HistCudaSearch(data, backend, max_bins)
 
 
-def _exact_cuda_search(data, n_workers, max_bins):
+def _exact_cuda_search(data, backend, n_workers, max_bins):
     from ._exact_cuda import ExactCudaSearch  # imports numba.cuda: only on this path
 
-    return ExactCudaSearch(data, n_workers)
+    return ExactCudaSearch(data, backend)
 
 
-#: Split finders by ``(split_method, backend)``: ``factory(data, n_workers, max_bins)``.
+#: Split finders by ``(split_method, backend name)``: ``factory(data, backend, n_workers, max_bins)``, the
+#: resolved :class:`~dtlab.backend.Backend` passed down (the CUDA finders place their arrays with it).
 SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
-    ("exact", "cpu"): lambda data, n_workers, max_bins: ExactSearch(data, n_workers),
+    ("exact", "cpu"): lambda data, backend, n_workers, max_bins: ExactSearch(data, n_workers),
     ("exact", "cuda"): _exact_cuda_search,
     ("hist", "cpu"): _hist_search,
     ("hist", "cuda"): _hist_cuda_search,
@@ -49,8 +48,8 @@ SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
 
 
 def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: float, params: dict,
-          n_workers: int, on_round: Callable[[int, np.ndarray], bool] | None = None,
-          progress: Any = None) -> list[BoostedTree]:
+          backend: Backend, n_workers: int,
+          on_round: Callable[[int, list[BoostedTree]], bool] | None = None) -> list[BoostedTree]:
     """Fit ``params["n_estimators"]`` rounds of ``n_outputs`` trees each.
 
     Parameters
@@ -61,17 +60,17 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
     n_outputs : int, 1, or the number of classes for softmax
     base_margin : float
     params : dict with n_estimators, max_depth, learning_rate, reg_lambda, gamma, min_child_weight,
-        split_method, max_bins and optionally backend ("cpu" or "cuda")
-    n_workers : int
-    on_round : callable(round, trees_so_far), optional; returns True to stop (early stopping)
-    progress : a tqdm bar or None
+        split_method, max_bins
+    backend : Backend, resolved (where the split search runs)
+    n_workers : int, feature slices of the CPU searches
+    on_round : callable(round, trees_so_far), optional; returns True to stop (the estimators' callbacks)
 
     Returns
     -------
     list of BoostedTree, round-major (round r, class c at ``r * n_outputs + c``)
     """
     n = data.n_samples
-    search = SPLIT_METHODS[params["split_method"], params.get("backend", "cpu")](data, n_workers, params["max_bins"])
+    search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
     shape = (n,) if n_outputs == 1 else (n, n_outputs)
     margin = np.full(shape, base_margin, np.float32)
     g = np.empty(shape, np.float32)
@@ -90,51 +89,42 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
                 margin += tree.value[leaf]
             else:
                 margin[:, c] += tree.value[leaf]
-        if progress is not None:
-            progress.update(1)
         if on_round is not None and on_round(r, trees):
             break
     return trees
 
 
-def pack(trees: list[BoostedTree]) -> PackedForest:
-    """The trees as one PackedForest (``x <= threshold`` tests, leaf values in ``value[:, 0]``).
+class RoundEvaluation:
+    """The margins of validation sets, carried round by round, and their loss after each round.
 
-    XGBoost's float32 test ``x < t`` is ``x <= t'`` for ``t'`` the float32 just
-    below ``t``: the same leaf for every float32 ``x``.
-    """
-    cat = {k: np.concatenate([getattr(t, k) for t in trees]) for k in
-           ("feature", "threshold", "missing_left", "left", "right", "value")}
-    below = np.nextafter(cat["threshold"], np.float32(-np.inf)).astype(np.float64)
-    return PackedForest.from_arrays([t.n_nodes for t in trees], np.maximum(cat["feature"], 0), below,
-                                    cat["left"], cat["right"], cat["missing_left"],
-                                    cat["value"].astype(np.float64)[:, None])
-
-
-@numba.njit(parallel=True, **NJIT)
-def _sum_leaves(X, node_offset, output_of_tree, feature, threshold, left, right, missing_left, value, out):
-    for row in numba.prange(X.shape[0]):
-        for t in range(node_offset.shape[0] - 1):
-            leaf = _find_leaf(X, row, node_offset[t], feature, threshold, left, right, missing_left)
-            out[row, output_of_tree[t]] += np.float32(value[leaf, 0])
-
-
-def predict_margin(forest: PackedForest, X: np.ndarray, n_outputs: int, base_margin: float,
-                   n_trees: int | None = None) -> np.ndarray:
-    """Margins ``base + sum of leaf values`` (float32, like XGBoost), shape (n_samples, n_outputs).
+    Each round's trees (one per output) add their leaf values to every
+    validation row's float32 margins, as the training margins get them; the
+    values come from :class:`dtlab.inference.Forest` over those trees alone
+    (one tree per output column: each sum is the leaf value itself, exact).
 
     Parameters
     ----------
-    forest : PackedForest of round-major trees
-    X : float32 array (n_samples, n_features), NaN = missing
-    n_outputs : int
+    evals : list of (list of float32 blocks (n_rows, n_features), encoded targets)
+    loss : a class of :data:`dtlab.boosting.losses.LOSSES`
+    metric : str, the record's name of the loss
+    n_features, n_outputs : int
     base_margin : float
-    n_trees : int, optional; use only the first ``n_trees`` trees
     """
-    n_trees = forest.n_trees if n_trees is None else n_trees
-    out = np.full((X.shape[0], n_outputs), base_margin, np.float32)
-    if X.shape[0] and n_trees:
-        output_of_tree = (np.arange(n_trees) % n_outputs).astype(np.int64)
-        _sum_leaves(X, forest.node_offset[:n_trees + 1], output_of_tree, forest.feature, forest.threshold,
-                    forest.left, forest.right, forest.missing_left, forest.value, out)
-    return out
+
+    def __init__(self, evals: list, loss, metric: str, n_features: int, n_outputs: int, base_margin: float):
+        self.evals, self.loss, self.metric = evals, loss, metric
+        self.n_features, self.n_outputs = n_features, n_outputs
+        self.margins = [np.full((sum(b.shape[0] for b in blocks), n_outputs), base_margin, np.float32)
+                        for blocks, _ in evals]
+
+    def __call__(self, round_trees: list[BoostedTree]) -> dict[str, dict[str, float]]:
+        """``{"validation_i": {metric: loss}}`` after adding ``round_trees``' leaves to the margins."""
+        if not self.evals:
+            return {}
+        forest = Forest(boosted_ensemble(round_trees, self.n_features, self.n_outputs, 0.0))
+        record = {}
+        for i, ((blocks, y), m) in enumerate(zip(self.evals, self.margins)):
+            added = np.concatenate([forest.predict(b, method="traversal", backend="cpu") for b in blocks])
+            m += added.reshape(m.shape).astype(np.float32)
+            record[f"validation_{i}"] = {self.metric: self.loss.loss(m[:, 0] if self.n_outputs == 1 else m, y)}
+        return record

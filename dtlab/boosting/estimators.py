@@ -10,8 +10,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import encode_labels, fit_target
+from ..backend import resolve_backend, thread_scope
+from ..callbacks import EarlyStopping, ProgressBar, RecordEvaluation, run_callbacks
+from ..inference import Forest
+from ..trees.boosted_import import boosted_ensemble
+from ..trees.ensemble import Ensemble
 from . import _params
-from .booster import boost, pack, predict_margin
+from .booster import RoundEvaluation, boost
 from .losses import LOSSES
 
 _DOC_PARAMS = """
@@ -45,18 +50,21 @@ _DOC_PARAMS = """
         Stop when the last ``eval_set`` has not improved for this many rounds;
         prediction then uses the best round.
     backend : {"auto", "cpu", "cuda"}, default="auto"
-        Where the split search runs.  ``"cuda"``: numba.cuda kernels -- for
+        Where the split search and prediction run (:func:`dtlab.backend.resolve_backend`; ``"auto"``: a GPU
+        when X is on one or a GPU is present).  ``"cuda"``: numba.cuda kernels -- for
         ``"hist"`` the histograms, scans and per-node reduction (the rows'
         partition stays on the host), for ``"exact"`` the prefix-sum scans of
         the sorted lists (a block per node and feature), the rows' sides and the
-        lists' stable partition; the same trees as ``"cpu"``.
+        lists' stable partition; the same trees as ``"cpu"``.  Prediction is
+        :class:`dtlab.inference.Forest`'s on the same backend.
     n_jobs : int or None, default=None
-        Worker threads (feature slices); ``None`` or -1: numba's thread count.
+        Threads of fit (feature slices) and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
+        current thread count; -1, all of numba's threads).
     random_state : int or None, default=None
         Unused: the algorithm draws nothing at random (no subsampling); kept for
         the scikit-learn convention.
     verbose : bool, default=False
-        A tqdm progress bar over the rounds.
+        A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
 """
 
 
@@ -84,12 +92,16 @@ class _GBDT(BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, X, y_encoded, loss, n_outputs: int, base_margin: float, data, names, eval_set) -> None:
+    def _fit(self, X, y_encoded, loss, n_outputs: int, base_margin: float, data, names, eval_set,
+             callbacks) -> None:
         params = _params.check_params(self)
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set")
-        self.backend_ = params["backend"] = _params.check_backend(self, X)
+        if callbacks is not None and not all(callable(c) for c in callbacks):
+            raise TypeError("callbacks must be a list of callables callback(round, record) -> bool | None")
+        backend = resolve_backend(self.backend, X)  # once; the Backend object goes down to the split finders
+        self.backend_ = backend.name
         self.base_margin_ = float(base_margin)
         self.n_outputs_ = n_outputs
         self.n_features_in_ = data.n_features
@@ -98,44 +110,42 @@ class _GBDT(BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         evals = [(list(_params.predict_rows(Xe, data.n_features)), self._encode_eval(ye)) for Xe, ye in eval_set or []]
-        margins = [np.full((sum(b.shape[0] for b in blocks), n_outputs), base_margin, np.float32)
-                   for blocks, _ in evals]
         metric = "rmse" if loss is LOSSES["squared_error"] else ("logloss" if n_outputs == 1 else "mlogloss")
         self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(evals))}
-        best = [np.inf, 0]
+        evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
+        sets = list(self.evals_result_)
+        # LightGBM's pattern: recording, early stopping (on the last eval set) and progress are callbacks
+        stopping = EarlyStopping(esr, (sets[-1], metric)) if esr is not None else None
+        steps = [RecordEvaluation(self.evals_result_, sets), *([stopping] if stopping else []), *(callbacks or [])]
+        bar = None
+        if self.verbose:
+            shown = (lambda rec: {metric: f"{rec[sets[-1]][metric]:.5f}"}) if sets else None
+            bar = ProgressBar(params["n_estimators"], f"GBDT ({params['split_method']})", unit="round",
+                              postfix=shown)
+            steps.append(bar)
 
         def on_round(r: int, trees) -> bool:
-            if not evals:
-                return False
-            forest = pack(trees[-n_outputs:])
-            for i, ((blocks, ye), m) in enumerate(zip(evals, margins)):
-                m += np.concatenate([predict_margin(forest, b, n_outputs, 0.0) for b in blocks])
-                score = loss.loss(m[:, 0] if n_outputs == 1 else m, ye)
-                self.evals_result_[f"validation_{i}"][metric].append(score)
-            if score < best[0]:
-                best[:] = [score, r]
-            return esr is not None and r - best[1] >= esr
+            return run_callbacks(steps, r, evaluate(trees[-n_outputs:]))
 
-        progress = None
-        if self.verbose:
-            from tqdm.auto import tqdm
-
-            progress = tqdm(total=params["n_estimators"], desc=f"GBDT ({params['split_method']})")
         try:
-            trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, _params.n_workers(self.n_jobs),
-                          on_round, progress)
+            with thread_scope(self.n_jobs) as n_threads:
+                trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round)
         finally:
-            if progress is not None:
-                progress.close()
-        self.best_iteration_ = int(best[1]) if esr is not None else None
+            if bar is not None:
+                bar.close()
+        self.best_iteration_ = stopping.best_iteration if stopping is not None else None
         self._set_trees(trees)
 
     def _encode_eval(self, y):
         return np.asarray(y, dtype=np.float32)
 
     def _set_trees(self, trees) -> None:
+        """Keep the trees and the model's PackedForest, validated (a corrupted model file stops here)."""
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        self.forest_ = boosted_ensemble(trees, self.n_features_in_, self.n_outputs_, self.base_margin_,
+                                        names).forest
         self.trees_ = trees
-        self.forest_ = pack(trees)
+        self._predictor = Forest(self.to_ensemble())  # built once here: predict leaves the estimator as it is
         importance = np.zeros(self.n_features_in_)
         for t in trees:
             internal = t.left != -1
@@ -144,23 +154,38 @@ class _GBDT(BaseEstimator):
         self.feature_importances_ = importance / total if total > 0 else importance
 
     # ------------------------------------------------------------------ predict
-    def _margin(self, X) -> np.ndarray:
-        check_is_fitted(self, "forest_")
-        n_trees = None
+    def to_ensemble(self) -> Ensemble:
+        """The fitted model as an :class:`~dtlab.trees.Ensemble` (base margin, one column per output, scale 1;
+        the best iteration's trees when early stopping chose one): what :class:`dtlab.inference.Forest` serves."""
+        check_is_fitted(self, "trees_")
+        n_trees = len(self.trees_)
         if self.best_iteration_ is not None:
             n_trees = (self.best_iteration_ + 1) * self.n_outputs_
-        blocks = [predict_margin(self.forest_, b, self.n_outputs_, self.base_margin_, n_trees)
-                  for b in _params.predict_rows(X, self.n_features_in_, type(self).__name__)]
-        return np.concatenate(blocks) if blocks else np.empty((0, self.n_outputs_), np.float32)
+        names = list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
+        return boosted_ensemble(self.trees_[:n_trees], self.n_features_in_, self.n_outputs_, self.base_margin_,
+                                names, source=f"dtlab.{type(self).__name__}")
+
+    def _margin(self, X) -> np.ndarray:
+        """Margins, float32 (n_samples, n_outputs): the inference engine's sums, on ``backend`` (resolved here,
+        so that a model read from a file predicts wherever it is used)."""
+        check_is_fitted(self, "trees_")
+        backend = resolve_backend(self.backend)  # GPU input goes to the host for backend="cpu" (predict_rows)
+        with thread_scope(self.n_jobs):
+            blocks = [self._predictor.predict(b, backend=backend)
+                      for b in _params.predict_rows(X, self.n_features_in_, type(self).__name__)]
+        if not blocks:
+            return np.empty((0, self.n_outputs_), np.float32)
+        return np.concatenate(blocks).reshape(-1, self.n_outputs_).astype(np.float32)
 
     def save_json(self, path: str | Path) -> None:
-        """Write the fitted model as JSON (no pickle)."""
-        check_is_fitted(self, "forest_")
+        """Write the fitted model as JSON (no pickle); :class:`dtlab.inference.Forest` reads the file too."""
+        check_is_fitted(self, "trees_")
         _params.save(self, path)
 
     @classmethod
     def load_json(cls, path: str | Path):
-        """Read a model written by :meth:`save_json`."""
+        """Read a model written by :meth:`save_json`, validated before it can predict (a corrupted file raises
+        :class:`~dtlab.trees.ensemble.ModelFormatError`, a ValueError)."""
         return _params.load(cls, path)
 
     def __sklearn_tags__(self):
@@ -178,7 +203,8 @@ class GBDTRegressor(RegressorMixin, _GBDT):
     Attributes
     ----------
     trees_ : list of BoostedTree
-    forest_ : PackedForest, the trees for :mod:`dtlab.trees` kernels (``x <= threshold`` tests)
+    forest_ : PackedForest, every tree for :mod:`dtlab.trees` kernels (``x <= threshold`` tests); the model as a
+        whole is :meth:`to_ensemble`, which :class:`dtlab.inference.Forest` serves (``predict`` goes through it)
     base_margin_ : float
     feature_importances_ : ndarray (n_features,), total split gain per feature, normalised to sum 1
     evals_result_ : dict, ``{{"validation_i": {{"rmse": [...]}}}}``
@@ -186,12 +212,16 @@ class GBDTRegressor(RegressorMixin, _GBDT):
     n_features_in_ : int
     """
 
-    def fit(self, X: Any, y: Any, eval_set: list | None = None) -> "GBDTRegressor":
-        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and y (n_samples,)."""
+    def fit(self, X: Any, y: Any, eval_set: list | None = None, callbacks: list | None = None) -> "GBDTRegressor":
+        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and y (n_samples,).
+
+        ``eval_set``: a list of ``(X, y)`` whose loss is recorded after every round (``evals_result_``);
+        ``callbacks``: ``callback(round, record) -> bool | None`` after every round (:mod:`dtlab.callbacks`;
+        ``record`` holds the eval sets' losses; True stops)."""
         data, names = _params.fit_data(X)
         y = fit_target(y, data.n_samples, self, numeric=True).astype(np.float32)
         base = float(np.mean(y)) if self.base_score is None else _params.check_real(self.base_score, "base_score")
-        self._fit(X, y, LOSSES["squared_error"], 1, base, data, names, eval_set)
+        self._fit(X, y, LOSSES["squared_error"], 1, base, data, names, eval_set, callbacks)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -212,8 +242,9 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
     evals_result_ : dict, ``{{"validation_i": {{"logloss" | "mlogloss": [...]}}}}``
     """
 
-    def fit(self, X: Any, y: Any, eval_set: list | None = None) -> "GBDTClassifier":
-        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and class labels y (n_samples,)."""
+    def fit(self, X: Any, y: Any, eval_set: list | None = None, callbacks: list | None = None) -> "GBDTClassifier":
+        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and class labels y (n_samples,);
+        ``eval_set`` and ``callbacks`` as :meth:`GBDTRegressor.fit`."""
         from sklearn.utils.multiclass import check_classification_targets
 
         data, names = _params.fit_data(X)
@@ -231,7 +262,7 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
             loss, n_outputs = LOSSES["softmax"], n_classes
             base = 0.0 if self.base_score is None else _params.check_real(self.base_score, "base_score")
         self._fit(X, codes if n_outputs > 1 else codes.astype(np.float32), loss, n_outputs, base, data, names,
-                  eval_set)
+                  eval_set, callbacks)
         return self
 
     def _encode_eval(self, y):

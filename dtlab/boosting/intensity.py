@@ -78,8 +78,8 @@ def intensity_of_fit(X, y, *, n_trees: int = 10, max_depth: int = 6, n_workers: 
     searches: list[ExactSearch] = []
     factory = SPLIT_METHODS["exact", "cpu"]
 
-    def keep(data, workers, max_bins):
-        searches.append(factory(data, workers, max_bins))
+    def keep(data, backend, workers, max_bins):
+        searches.append(factory(data, backend, workers, max_bins))
         return searches[-1]
 
     est = GBDTClassifier(n_estimators=n_trees, max_depth=max_depth, n_jobs=n_workers, backend="cpu")

@@ -22,6 +22,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, encode_labels, fit_target
+from ..backend import thread_scope
+from ..callbacks import ProgressBar, run_callbacks
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state, run
 from .defaults import default
@@ -31,7 +33,7 @@ from .operators import OperatorContext
 
 #: Parameters a resumed run may change (they do not alter the search itself).
 RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "executor",
-                     "verbose", "checkpoint", "checkpoint_every", "callback")
+                     "n_jobs", "verbose", "checkpoint", "checkpoint_every", "callback")
 
 #: What a fit sets; removed again when a fit fails, so nothing half-fitted is left behind.
 FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_generations_", "stop_reason_",
@@ -111,9 +113,14 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         ``executor`` says which machines take part; ``evaluator`` names the
         algorithm.  A client object is not copied by ``sklearn.clone`` safely:
         pass an address where estimators are cloned.
+    n_jobs : int or None
+        numba threads of fit (the batched CPU evaluator with ``n_devices=None``)
+        and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
+        current thread count; -1, all of numba's threads).  The fitted tree
+        does not depend on it.
     random_state : int, numpy Generator/SeedSequence or None
     verbose : bool
-        Show a progress bar (tqdm) with the best fitness and size.
+        Show a progress bar (:class:`dtlab.callbacks.ProgressBar`) with the best fitness and size.
     checkpoint : str or path or None
         Folder where the run is saved every ``checkpoint_every`` generations,
         at the end and on interruption; ``fit`` resumes from it when it holds a
@@ -122,8 +129,10 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
     checkpoint_every : int >= 1
     callback : callable or None
         ``callback(generation: int, record: dict) -> bool | None`` after every
-        generation; ``record`` is the generation's history row.  Returning True
-        stops the run (the best tree so far is kept).
+        generation (the protocol of :mod:`dtlab.callbacks`, shared with GBDT);
+        ``record`` is the generation's history row.  Returning True stops the
+        run (the best tree so far is kept); e.g.
+        ``dtlab.callbacks.EarlyStopping(50, "best_fitness", minimize=False)``.
 
     Attributes
     ----------
@@ -191,7 +200,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
                  max_depth: int = default("max_depth"),
                  local_pruning: float = default("local_pruning"),
                  backend: str = "auto", evaluator: str = "batched", n_devices: int | None = None,
-                 executor: Any = "local", random_state: Any = None,
+                 executor: Any = "local", n_jobs: int | None = None, random_state: Any = None,
                  verbose: bool = False, checkpoint: str | Path | None = None,
                  checkpoint_every: int = default("checkpoint_every"),
                  callback: Callable[[int, dict], Any] | None = None):
@@ -217,6 +226,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.evaluator = evaluator
         self.n_devices = n_devices
         self.executor = executor
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.checkpoint = checkpoint
@@ -279,7 +289,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         A failed fit leaves no fitted attribute behind (the estimator is unfitted).
         """
         try:
-            return self._fit(X, y)
+            with thread_scope(self.n_jobs):
+                return self._fit(X, y)
         except BaseException:
             for name in FITTED_ATTRIBUTES:
                 self.__dict__.pop(name, None)
@@ -351,18 +362,14 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
 
         bar = None
         if self.verbose:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=params.max_generations, initial=min(state.generation, params.max_generations),
-                       desc="GDT", unit="gen")
+            bar = ProgressBar(params.max_generations, "GDT", initial=state.generation, unit="gen",
+                              postfix=lambda rec: {"fitness": f"{rec['best_fitness']:.5f}", "size": rec["best_size"]})
+        callbacks = [c for c in (bar, self.callback) if c is not None]  # dtlab.callbacks' protocol, as GBDT's
 
         def after_generation(st: RunState, rec: dict) -> bool:
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(fitness=f"{rec['best_fitness']:.5f}", size=rec["best_size"], refresh=False)
             if st.generation % checkpoint_every == 0:
                 save()
-            return bool(self.callback(st.generation, rec)) if self.callback is not None else False
+            return run_callbacks(callbacks, st.generation, rec)
 
         try:
             run(state, evaluator, params, ctx, after_generation)
@@ -414,17 +421,20 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf of ``tree_`` each row reaches, int32 of shape (n_samples,)."""
         X = self._check_predict_input(X)
-        return self.tree_.apply(X, backend="cpu")
+        with thread_scope(self.n_jobs):
+            return self.tree_.apply(X, backend="cpu")
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class frequencies of the reached leaf, float64 of shape (n_samples, n_classes)."""
         X = self._check_predict_input(X)
-        return self.tree_.predict_proba(X, backend="cpu")
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict_proba(X, backend="cpu")
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority training class of the reached leaf, shape (n_samples,), labels as in ``classes_``."""
         X = self._check_predict_input(X)
-        return self.tree_.predict(X, backend="cpu")
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict(X, backend="cpu")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

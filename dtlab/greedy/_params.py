@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_sklearn_input_shape, check_X
-from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
+from ..backend import BACKEND_NAMES, Backend, resolve_threads, thread_scope, to_host
 from .builder import as_float32_features
 
 
 def check_tree_params(est: Any) -> tuple[int | None, int, int]:
-    """Validate ``max_depth``, ``min_samples_split``, ``min_samples_leaf`` and ``backend``.
+    """Validate ``max_depth``, ``min_samples_split``, ``min_samples_leaf``, ``backend`` and ``n_jobs``.
 
     ``max_depth=0`` is allowed and means the single-leaf tree (scikit-learn
     refuses it; here it is the well-defined limit of "no split").
@@ -22,6 +22,7 @@ def check_tree_params(est: Any) -> tuple[int | None, int, int]:
     min_samples_leaf = check_int(est.min_samples_leaf, "min_samples_leaf", low=1)
     if not isinstance(est.backend, Backend) and est.backend not in BACKEND_NAMES:
         raise ValueError(f"backend must be one of {BACKEND_NAMES}, got {est.backend!r}")
+    resolve_threads(est.n_jobs)
     return max_depth, min_samples_split, min_samples_leaf
 
 
@@ -29,19 +30,6 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
-
-
-def resolve_greedy_backend(backend: Any, X: Any) -> Backend:
-    """The backend a greedy estimator grows on.
-
-    ``"auto"`` means the CPU unless ``X`` already lives on the GPU: the CUDA
-    search is driven node by node from the host (scikit-learn's depth-first
-    order decides ties), so a deep tree pays a few kernel launches per node
-    and the CPU is faster on all but very large, shallow trees.
-    """
-    if isinstance(backend, str) and backend == "auto" and not is_device_array(X):
-        backend = "cpu"
-    return resolve_backend(backend, X)
 
 
 def fit_features(X: Any) -> np.ndarray:
@@ -81,12 +69,14 @@ class FittedTreeMixin:
     def predict(self, X: Any) -> np.ndarray:
         """Leaf mean (regression) or majority class of the reached leaf (first class on a tie), shape (n_samples,)."""
         X32 = self._tree_input(X)  # first: raises NotFittedError before tree_ is touched
-        return self.tree_.predict(X32, backend=self.backend_)
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict(X32, backend=self.backend_)
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf each row reaches, int32 of shape (n_samples,)."""
         X32 = self._tree_input(X)
-        return self.tree_.apply(X32, backend=self.backend_)
+        with thread_scope(self.n_jobs):
+            return self.tree_.apply(X32, backend=self.backend_)
 
     def get_n_leaves(self) -> int:
         from sklearn.utils.validation import check_is_fitted

@@ -9,7 +9,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_real, encode_labels, fit_target
-from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, resolve_greedy_backend
+from ..backend import resolve_backend, thread_scope
+from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features
 from .builder import build_greedy_tree
 from .pruning import pessimistic_prune
 
@@ -42,9 +43,13 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Decides between splits of equal score exactly as scikit-learn does.
     backend : {"auto", "cpu", "cuda"}, default="auto"
-        ``"cuda"`` runs the split search as numba.cuda kernels (grown node by
-        node from the host; Gini and entropy only); ``"auto"`` is the CPU
-        unless X is already a GPU (cupy) array.
+        Where the tree grows (:func:`dtlab.backend.resolve_backend`): ``"cuda"``
+        runs the split search as numba.cuda kernels (grown node by node from
+        the host; Gini and entropy only); ``"auto"``, a GPU when X is already
+        on one or a GPU is present and the criterion has a CUDA search, else
+        the CPU.
+    n_jobs : int or None, default=None
+        Threads of fit and predict (:func:`dtlab.backend.resolve_threads`).
 
     Attributes
     ----------
@@ -62,7 +67,7 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, criterion: str = "gini", max_depth: int | None = None, min_samples_split: int = 2,
                  min_samples_leaf: int = 1, pruning: str | None = None, confidence: float = 0.25,
-                 random_state: Any = None, backend: str = "auto"):
+                 random_state: Any = None, backend: str = "auto", n_jobs: int | None = None):
         self.criterion = criterion
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -71,6 +76,7 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         self.confidence = confidence
         self.random_state = random_state
         self.backend = backend
+        self.n_jobs = n_jobs
 
     def fit(self, X: Any, y: Any) -> "DecisionTreeClassifier":
         """Grow (and optionally prune) the tree.
@@ -93,11 +99,12 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         y = fit_target(y, X32.shape[0], self, numeric=False)
         check_classification_targets(y)
         classes, codes = encode_labels(y)
-        backend = resolve_greedy_backend(self.backend, X)
-        grown = build_greedy_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
-                                  max_depth=max_depth, min_samples_split=min_samples_split,
-                                  min_samples_leaf=min_samples_leaf, random_state=self.random_state,
-                                  backend=backend, classes=classes)
+        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio")
+        with thread_scope(self.n_jobs):
+            grown = build_greedy_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
+                                      max_depth=max_depth, min_samples_split=min_samples_split,
+                                      min_samples_leaf=min_samples_leaf, random_state=self.random_state,
+                                      backend=backend, classes=classes)
         self.unpruned_tree_ = grown.tree
         self.tree_ = pessimistic_prune(grown.tree, confidence) if self.pruning == "pessimistic" else grown.tree
         self.node_impurity_ = grown.impurity
@@ -110,4 +117,5 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the leaf each row reaches, float64 of shape (n_samples, n_classes)."""
         X32 = self._tree_input(X)
-        return self.tree_.predict_proba(X32, backend=self.backend_)
+        with thread_scope(self.n_jobs):
+            return self.tree_.predict_proba(X32, backend=self.backend_)

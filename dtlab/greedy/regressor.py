@@ -7,7 +7,8 @@ from typing import Any
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._validation import fit_target
-from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, resolve_greedy_backend
+from ..backend import resolve_backend, thread_scope
+from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features
 from ._rules import METHODS
 from .builder import build_greedy_tree
 
@@ -45,9 +46,14 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         Order in which features are tried; it decides between splits of equal
         gain exactly as scikit-learn's ``random_state`` does.
     backend : {"auto", "cpu", "cuda"}, default="auto"
-        ``"cuda"`` runs the vectorised search as numba.cuda kernels (grown
-        node by node from the host); ``"auto"`` is the CPU unless X is
-        already a GPU (cupy) array.
+        Where the tree grows (:func:`dtlab.backend.resolve_backend`): ``"cuda"``
+        runs the vectorised search as numba.cuda kernels (grown node by node
+        from the host); ``"auto"``, a GPU when X is already on one or a GPU is
+        present and ``method="vectorized"`` (the other methods run on the CPU),
+        else the CPU.
+    n_jobs : int or None, default=None
+        Threads of fit and predict (:func:`dtlab.backend.resolve_threads`:
+        ``None``, numba's current thread count; -1, all of numba's threads).
 
     Attributes
     ----------
@@ -68,13 +74,15 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, *, max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
-                 method: str = "vectorized", random_state: Any = None, backend: str = "auto"):
+                 method: str = "vectorized", random_state: Any = None, backend: str = "auto",
+                 n_jobs: int | None = None):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.method = method
         self.random_state = random_state
         self.backend = backend
+        self.n_jobs = n_jobs
 
     def fit(self, X: Any, y: Any) -> "DecisionTreeRegressor":
         """Grow the tree.
@@ -92,13 +100,15 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         method = check_choice(self.method, "method", tuple(METHODS))
         X32 = fit_features(X)
         y = fit_target(y, X32.shape[0], self, numeric=True)
-        backend = resolve_greedy_backend(self.backend, X)
+        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized")
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
                              "backend='cuda'")
-        grown = build_greedy_tree(X32, y, task="regression", criterion="squared_error", method=method,
-                                  max_depth=max_depth, min_samples_split=min_samples_split,
-                                  min_samples_leaf=min_samples_leaf, random_state=self.random_state, backend=backend)
+        with thread_scope(self.n_jobs):
+            grown = build_greedy_tree(X32, y, task="regression", criterion="squared_error", method=method,
+                                      max_depth=max_depth, min_samples_split=min_samples_split,
+                                      min_samples_leaf=min_samples_leaf, random_state=self.random_state,
+                                      backend=backend)
         self.tree_ = grown.tree
         self.node_impurity_ = grown.impurity
         self.node_n_samples_ = grown.n_node_samples

@@ -28,14 +28,14 @@ def _forest_of(ensemble, forest_cls):
     return entry[1]
 
 
-def _predict_block(block: np.ndarray, ensemble, method: str, backend: str, forest_cls) -> np.ndarray:
-    return _forest_of(ensemble, forest_cls).predict(np.asarray(block), method=method, backend=backend)
+def _predict_block(block: np.ndarray, ensemble, method: str, backend: str, n_jobs, forest_cls) -> np.ndarray:
+    return _forest_of(ensemble, forest_cls).predict(np.asarray(block), method=method, backend=backend, n_jobs=n_jobs)
 
 
-def _predict_partition(df, ensemble, method: str, backend: str, columns, forest_cls):
+def _predict_partition(df, ensemble, method: str, backend: str, n_jobs, columns, forest_cls):
     import pandas as pd
 
-    out = _forest_of(ensemble, forest_cls).predict(df.to_numpy(), method=method, backend=backend)
+    out = _forest_of(ensemble, forest_cls).predict(df.to_numpy(), method=method, backend=backend, n_jobs=n_jobs)
     if out.ndim == 1:
         return pd.Series(out, index=df.index, name="prediction")
     return pd.DataFrame(out, index=df.index, columns=columns)
@@ -52,7 +52,7 @@ def _shared(ensemble) -> Any:
     return client.scatter(ensemble, broadcast=True)
 
 
-def predict_dask(forest, X: Any, method: str = "auto", backend: str = "auto") -> Any:
+def predict_dask(forest, X: Any, method: str = "auto", backend: str = "auto", n_jobs: int | None = None) -> Any:
     """``forest.predict`` over a dask array (rows chunked; columns merged into one chunk) or DataFrame.
 
     ``type(forest)`` is rebuilt from the scattered ensemble once per worker.
@@ -71,12 +71,14 @@ def predict_dask(forest, X: Any, method: str = "auto", backend: str = "auto") ->
         columns = [f"output_{k}" for k in range(ens.n_outputs)]
         meta = pd.Series([], dtype=np.float64, name="prediction") if ens.n_outputs == 1 else \
             pd.DataFrame({c: pd.Series([], dtype=np.float64) for c in columns})
-        return X.map_partitions(_predict_partition, payload, method, backend, columns, type(forest), meta=meta)
+        return X.map_partitions(_predict_partition, payload, method, backend, n_jobs, columns, type(forest),
+                                meta=meta)
     if X.ndim != 2 or X.shape[1] != ens.n_features:
         raise ValueError(f"X must have shape (n_samples, {ens.n_features}), got {X.shape}")
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     if ens.n_outputs == 1:
-        return X.map_blocks(_predict_block, payload, method, backend, type(forest), drop_axis=1, dtype=np.float64)
-    return X.map_blocks(_predict_block, payload, method, backend, type(forest), chunks=(X.chunks[0], (ens.n_outputs,)),
-                        dtype=np.float64)
+        return X.map_blocks(_predict_block, payload, method, backend, n_jobs, type(forest), drop_axis=1,
+                            dtype=np.float64)
+    return X.map_blocks(_predict_block, payload, method, backend, n_jobs, type(forest),
+                        chunks=(X.chunks[0], (ens.n_outputs,)), dtype=np.float64)

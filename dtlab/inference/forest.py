@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_tree_input
-from ..backend import resolve_backend, to_host
+from ..backend import resolve_backend, resolve_threads, thread_scope, to_host
 from ..trees.model_import import to_ensemble
 from . import _cpu
 from .layout import (
@@ -104,7 +104,7 @@ class Forest:
                 col[np.abs(col) <= band] = np.nan
         return X
 
-    def predict(self, X: Any, method: str = "auto", backend: str = "auto") -> np.ndarray:
+    def predict(self, X: Any, method: str = "auto", backend: str = "auto", n_jobs: int | None = None) -> np.ndarray:
         """The source library's raw prediction.
 
         Parameters
@@ -112,6 +112,9 @@ class Forest:
         X : array-like (n_samples, n_features), a dask array or a dask DataFrame; NaN is missing
         method : {"auto", "traversal", "bitmask", "quickscorer"}
         backend : {"auto", "cpu", "cuda"}
+        n_jobs : int or None
+            CPU threads of the kernels (:func:`dtlab.backend.resolve_threads`: ``None``, numba's current
+            thread count; -1, all of numba's threads); per partition for dask input.
 
         Returns
         -------
@@ -121,23 +124,25 @@ class Forest:
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        resolve_threads(n_jobs)
         if type(X).__module__.split(".")[0] in ("dask", "dask_expr"):
             from .dask_predict import predict_dask
 
-            return predict_dask(self, X, method, backend)
+            return predict_dask(self, X, method, backend, n_jobs)
         be = resolve_backend(backend, X)
-        if be.is_cuda:
-            from ._cuda import predict_cuda
+        with thread_scope(n_jobs):
+            if be.is_cuda:
+                from ._cuda import predict_cuda
 
-            X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
-            out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
-        else:
-            X = self.prepare(X)
-            if method == "auto":
-                from .auto import choose
+                X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
+                out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
+            else:
+                X = self.prepare(X)
+                if method == "auto":
+                    from .auto import choose
 
-                method = choose(self, X.dtype)
-            out = self.raw_sum(X, method)
+                    method = choose(self, X.dtype)
+                out = self.raw_sum(X, method)
         return self.finish(out)
 
     def raw_sum(self, X: np.ndarray, method: str) -> np.ndarray:

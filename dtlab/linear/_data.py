@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-from numbers import Integral
-from typing import Any, Iterator
+from typing import Any
 
-import numba
 import numpy as np
 import scipy.sparse
 
 from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, fit_target
-from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, to_host
+from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, resolve_threads, to_host
 from .placement import PLACEMENTS
 
 
@@ -32,38 +29,7 @@ def check_params(est: Any, solvers) -> None:
     if est.placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {PLACEMENTS}, got {est.placement!r}")
     check_int(est.device_memory, "device_memory", low=0, allow_none=True)
-    n_threads(est.n_jobs)
-
-
-def n_threads(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs``: None or -1 -> all of numba's threads, k >= 1 -> min(k, all)."""
-    most = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None or (isinstance(n_jobs, Integral) and not isinstance(n_jobs, bool) and n_jobs == -1):
-        return most
-    n_jobs = check_int(n_jobs, "n_jobs", low=1)
-    return min(n_jobs, most)
-
-
-@contextlib.contextmanager
-def thread_scope(n_jobs: int | None, blas: bool = True) -> Iterator[int]:
-    """Run the body with ``n_jobs`` numba (and, if ``blas``, BLAS) threads, restoring the settings after.
-
-    The BLAS limit is asked for only when dense products use BLAS: threadpoolctl
-    inspects the loaded libraries, which costs milliseconds per fit.
-    """
-    n = n_threads(n_jobs)
-    before = numba.get_num_threads()
-    numba.set_num_threads(n)
-    try:
-        if blas:
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(limits=n, user_api="blas"):
-                yield n
-        else:
-            yield n
-    finally:
-        numba.set_num_threads(before)
+    resolve_threads(est.n_jobs)
 
 
 def _check_sparse(X: Any, name: str = "X") -> scipy.sparse.csr_matrix:

@@ -10,8 +10,8 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from ..backend import to_host
-from ._data import check_fit_input, check_params, check_predict_input, thread_scope
+from ..backend import thread_scope, to_host
+from ._data import check_fit_input, check_params, check_predict_input
 from .placement import build_objective
 from .tron import tron
 
@@ -106,7 +106,8 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """``X @ coef_ + intercept_``, shape (n_samples,), float64; positive means ``classes_[1]``."""
         Xh = check_predict_input(self, X)
-        return np.asarray(Xh @ self.coef_[0]).ravel() + self.intercept_[0]
+        with thread_scope(self.n_jobs, blas=not scipy.sparse.issparse(Xh)):  # a dense product is BLAS's
+            return np.asarray(Xh @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels, shape (n_samples,), of ``classes_``'s dtype."""
@@ -145,7 +146,9 @@ class TronLogisticRegression(_TronClassifier):
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where the work runs; ``"auto"`` is the GPU when one (and cupy) is present.
     n_jobs : int or None, default=None
-        CPU threads for the sparse products (None or -1: all cores).
+        CPU threads of fit and predict: numba's for the sparse products, BLAS's for dense ones
+        (:func:`dtlab.backend.resolve_threads`: ``None``, numba's current thread count; -1, all of numba's
+        threads).
     placement : {"auto", "device", "mixed"}, default="auto"
         With ``backend="cuda"``: all rows on the GPU, or the rows that fit on the GPU and the rest
         on CPU threads (the paper's MIX); ``"auto"`` chooses mixed only when the data do not fit,

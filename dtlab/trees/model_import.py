@@ -20,7 +20,9 @@ from .flat import FlatTree
 from .packed import PackedForest
 
 #: What :func:`to_ensemble` (and so :class:`dtlab.inference.Forest`) accepts, for error messages.
-SUPPORTED = ("FlatTree", "list of FlatTree", "PackedForest (with value)", "dtlab tree estimators (tree_)",
+SUPPORTED = ("FlatTree", "list of FlatTree", "PackedForest (with value)",
+             "dtlab estimators (greedy and GDT trees: tree_; GBDT: to_ensemble())",
+             "dtlab model files (FlatTree JSON: tree_.save; GBDT JSON: save_json)",
              "scikit-learn DecisionTree*/ExtraTree*/RandomForest*/ExtraTrees*", "xgboost.Booster / XGBModel",
              "lightgbm.Booster / LGBMModel", "XGBoost model JSON (save_raw / save_model)",
              "LightGBM dump_model() JSON", "dtlab.trees.ensemble.Ensemble")
@@ -59,12 +61,19 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     TypeError : an unsupported model type (the message lists the supported ones)
     ModelFormatError : a malformed model file or dump
     """
+    from .boosted_import import GBDT_FORMAT, ensemble_from_gbdt_json
+    from .flat import JSON_FORMAT as FLAT_TREE_FORMAT
     from .lightgbm_import import from_lightgbm
     from .sklearn_import import SKLEARN_SUPPORTED, ensemble_from_sklearn
     from .xgboost_import import from_xgboost
 
     if isinstance(model, Ensemble):
         return model
+    if callable(getattr(model, "to_ensemble", None)):  # a dtlab estimator that knows its Ensemble (GBDT)
+        ens = model.to_ensemble()
+        if not isinstance(ens, Ensemble):
+            raise TypeError(f"{type(model).__name__}.to_ensemble() returned {type(ens).__name__}, not an Ensemble")
+        return ens
     if isinstance(model, FlatTree):
         return _from_flat_trees([model], combine, None)
     if isinstance(model, (list, tuple)) and model and all(isinstance(t, FlatTree) for t in model):
@@ -87,10 +96,18 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
         return from_lightgbm(model.booster_ if hasattr(model, "booster_") else model)
     if isinstance(model, (str, Path, bytes, bytearray, dict)):
         data = read_json_model(model)
+        if isinstance(data, dict) and data.get("format") == FLAT_TREE_FORMAT:
+            try:
+                tree = FlatTree.from_dict(data)  # validates the tree
+            except (ValueError, TypeError) as err:
+                raise ModelFormatError(f"invalid dtlab tree file: {err}") from err
+            return _from_flat_trees([tree], combine, None)
+        if isinstance(data, dict) and data.get("format") == GBDT_FORMAT:
+            return ensemble_from_gbdt_json(data)
         if isinstance(data, dict) and "learner" in data:
             return from_xgboost(data)
         if isinstance(data, dict) and "tree_info" in data:
             return from_lightgbm(data)
-        raise ModelFormatError("the JSON is neither an XGBoost model (key 'learner') nor a LightGBM "
-                               "dump_model() (key 'tree_info')")
+        raise ModelFormatError("the JSON is neither a dtlab model file (format dtlab.FlatTree/1 or dtlab.GBDT/1), "
+                               "an XGBoost model (key 'learner') nor a LightGBM dump_model() (key 'tree_info')")
     raise TypeError(f"unsupported model type {type(model).__name__}; supported: {'; '.join(SUPPORTED)}")

@@ -90,9 +90,11 @@ def test_same_trees_on_a_real_gpu(rng, sparse):
 
 
 def _root_split(search_class, X, g, h, tpb=None):
+    from dtlab.backend import resolve_backend
     from dtlab.boosting.grower import ColumnData
 
-    search = search_class(ColumnData.from_input(X), 1)
+    data = ColumnData.from_input(X)
+    search = search_class(data, 1) if tpb is None else search_class(data, resolve_backend("cuda"))
     if tpb is not None:
         search.tpb = tpb
     search.start_tree(g, h)

@@ -40,7 +40,7 @@ def test_malformed_model_files(tmp_path, xgb_booster):
     bad.write_text("{not json")
     with pytest.raises(ModelFormatError, match="malformed"):
         Forest(bad)
-    with pytest.raises(ModelFormatError, match="neither an XGBoost model"):
+    with pytest.raises(ModelFormatError, match="neither a dtlab model file.*XGBoost model"):
         Forest({"something": 1})
     model = json.loads(xgb_booster.save_raw("json"))
     del model["learner"]["gradient_booster"]["model"]["trees"][0]["left_children"]

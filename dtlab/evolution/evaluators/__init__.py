@@ -72,9 +72,8 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
     if backend == "auto":
         from ...backend import resolve_backend
 
-        # resolve_backend("auto") never picks the simulator, so this is a real GPU
-        on_gpu = ("cuda", variant) in EVALUATORS and resolve_backend("auto").is_cuda
-        return ("cuda" if on_gpu else "cpu"), variant
+        # the one meaning of "auto" (a real GPU, never the simulator), for a variant that has a CUDA evaluator
+        return resolve_backend("auto", has_cuda=("cuda", variant) in EVALUATORS).name, variant
     if (backend, variant) not in EVALUATORS:
         available = sorted(f"backend={b!r}, evaluator={v!r}" for b, v in EVALUATORS)
         raise ValueError(f"no GDT evaluator is registered for backend={backend!r}, evaluator={variant!r}; "
