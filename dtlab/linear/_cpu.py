@@ -280,6 +280,29 @@ def uTMv(u, M, v):
 
 
 @numba.njit(**NJIT)
+def cg_step(alpha, d, Hd, s, r, g):
+    """One CG step in place, LIBLINEAR's ``daxpy`` twice: ``s += alpha d``, ``r -= alpha Hd``; returns
+    ``(ddot(s, r), ddot(s, g))`` (the quadratic model's terms), in one call instead of six array passes."""
+    for i in range(s.shape[0]):
+        s[i] += alpha * d[i]
+        r[i] -= alpha * Hd[i]
+    return ddot(s, r), ddot(s, g)
+
+
+@numba.njit(**NJIT)
+def cg_direction(r, M, z, d, zTr):
+    """The next CG direction in place: ``z = r / M``, ``beta = ddot(z, r) / zTr``, ``d = beta d + z``
+    (LIBLINEAR's loop, ``ddot``, ``dscal``, ``daxpy``); returns ``ddot(z, r)``."""
+    for i in range(r.shape[0]):
+        z[i] = r[i] / M[i]
+    zTr_new = ddot(z, r)
+    beta = zTr_new / zTr
+    for i in range(d.shape[0]):
+        d[i] = beta * d[i] + z[i]
+    return zTr_new
+
+
+@numba.njit(**NJIT)
 def seq_dot(x, y):
     """``x . y`` summed in index order (linear.cpp's own loops)."""
     acc = 0.0

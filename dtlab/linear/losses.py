@@ -69,7 +69,10 @@ class _BlockLoss:
 
     def value(self, w, init: float = 0.0):
         """``init +`` the loss sum at ``w`` (a 0-d ``xp`` array or a float); keeps ``z = X w``."""
-        self.z = self.block.matvec(w)
+        if self.fused and not w.any():  # TRON's start: X 0 is +0.0 in every row, no pass over X needed
+            self.z = np.zeros(self.block.n_rows)
+        else:
+            self.z = self.block.matvec(w)
         if self.fused:
             k, n_chunks = self._row_kernels()
             return k["_loss_value"](self.z, self.z, 0.0, self.y, self.C, float(init), self._kind, n_chunks)
@@ -166,6 +169,8 @@ class LiblinearVectorOps:
     seq_dot = staticmethod(_cpu.seq_dot)
     norm = staticmethod(_cpu.dnrm2)
     uMv = staticmethod(_cpu.uTMv)
+    cg_step = staticmethod(_cpu.cg_step)
+    cg_direction = staticmethod(_cpu.cg_direction)
 
 
 class L2Objective:

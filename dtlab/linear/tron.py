@@ -103,6 +103,30 @@ class XpOps:
     def uMv(self, u, M, v) -> float:
         return float(self.xp.dot(u * M, v))
 
+    def cg_step(self, alpha: float, d, Hd, s, r, g) -> tuple[float, float]:
+        """``s += alpha d``, ``r -= alpha Hd`` in place; returns ``(s.r, s.g)``."""
+        s += alpha * d
+        r -= alpha * Hd
+        return self.dot(s, r), self.dot(s, g)
+
+    def cg_direction(self, r, M, z, d, zTr: float) -> float:
+        """``z = r / M``, ``d = (z.r / zTr) d + z`` in place; returns ``z.r``."""
+        self.xp.divide(r, M, out=z)
+        zTr_new = self.dot(z, r)
+        d *= zTr_new / zTr
+        d += z
+        return zTr_new
+
+
+class _WithCgUpdates(XpOps):
+    """An objective's own reductions with :class:`XpOps`' CG updates, for ``ops`` that bring no
+    ``cg_step`` / ``cg_direction`` (the host's :class:`~dtlab.linear.losses.LiblinearVectorOps` fuse them)."""
+
+    def __init__(self, ops, xp):
+        super().__init__(xp)
+        self.dot, self.norm, self.uMv = ops.dot, ops.norm, ops.uMv
+        self.seq_dot = getattr(ops, "seq_dot", ops.dot)
+
 
 class _Recorder:
     def __init__(self, objective, verbose: bool, log: Callable[[str], Any]):
@@ -155,6 +179,8 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
     eps_cg = DEFAULT_EPS_CG[method] if eps_cg is None else float(eps_cg)
     xp, n = objective.xp, objective.n_features
     ops = getattr(objective, "ops", None) or XpOps(xp)
+    if not hasattr(ops, "cg_direction"):
+        ops = _WithCgUpdates(ops, xp)
     if hasattr(objective, "regularizer_first"):  # LIBLINEAR <= 2.3x summed w.w / 2 first, >= 2.40 last
         objective.regularizer_first = method == "trust_region"
     rec = _Recorder(objective, verbose, log)
@@ -275,10 +301,7 @@ def _trpcg(obj, ops, delta, g, M, eps_cg):
             r -= alpha * Hd
             break
         r -= alpha * Hd
-        z = r / M
-        znewTrnew = ops.dot(z, r)
-        d = (znewTrnew / zTr) * d + z
-        zTr = znewTrnew
+        zTr = ops.cg_direction(r, M, z, d, zTr)
     return s, r, cg_iter, reach_boundary
 
 
@@ -339,9 +362,8 @@ def _pcg(obj, ops, g, M, eps_cg, rec):
         if dHd <= 1.0e-16:  # avoid 0/0 in alpha
             break
         alpha = zTr / dHd
-        s += alpha * d
-        r -= alpha * Hd
-        newQ = -0.5 * (ops.dot(s, r) - ops.dot(s, g))
+        sTr, sTg = ops.cg_step(alpha, d, Hd, s, r, g)
+        newQ = -0.5 * (sTr - sTg)
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
             if cg_iter * Qdiff >= cgtol * newQ:
@@ -350,8 +372,5 @@ def _pcg(obj, ops, g, M, eps_cg, rec):
             rec.say("WARNING: quadratic approximation > 0 or increasing in CG")
             break
         Q = newQ
-        z = r / M
-        znewTrnew = ops.dot(z, r)
-        d = (znewTrnew / zTr) * d + z
-        zTr = znewTrnew
+        zTr = ops.cg_direction(r, M, z, d, zTr)
     return s, cg_iter
