@@ -213,6 +213,15 @@ class L2Objective:
     def _to(self, part, v):
         return v if part.xp is self.xp else _convert(v, part.xp)
 
+    def _plus(self, v, vectors):
+        """``v +`` the sum of the blocks' ``vectors``; one block's own fresh vector is added to in place
+        (``v + x`` and ``x + v`` are the same bits), so the solver's hot loop makes no temporary."""
+        if len(self.parts) == 1 and self.parts[0].xp is self.xp:
+            out = vectors[0]
+            out += v
+            return out
+        return v + self._sum_vectors(vectors)
+
     def _sum_vectors(self, vectors):
         total = None
         for part, v in zip(self.parts, vectors):
@@ -245,14 +254,14 @@ class L2Objective:
             part.prepare_hessian()
         # LIBLINEAR starts the diagonal's sums from 1; with several blocks the 1 is added once, after.
         diag_init = 1.0 if len(self.parts) == 1 else 0.0
-        g = w + self._sum_vectors([part.grad_part(diag_init) for part in self.parts])
+        g = self._plus(w, [part.grad_part(diag_init) for part in self.parts])
         self._wait()
         self.seconds["XTu"] += time.perf_counter() - start
         return g
 
     def hv(self, s):
         start = time.perf_counter()
-        out = s + self._sum_vectors([part.hv_part(self._to(part, s)) for part in self.parts])
+        out = self._plus(s, [part.hv_part(self._to(part, s)) for part in self.parts])
         self._wait()
         self.seconds["Hv"] += time.perf_counter() - start
         return out
