@@ -98,7 +98,8 @@ def time_against_liblinear(X: Any, y: Any, loss: str = "logistic", C: float = PA
     LIBLINEAR is timed by its C ``train`` call on a problem built beforehand
     (as the paper timed ``tron()``); dtlab by its whole ``fit``, input checks
     included.  ``multicore`` adds ``liblinear-multicore -m T`` for the largest
-    ``T`` of ``threads`` (the whole machine's peer).
+    ``T`` of ``threads`` (the whole machine's peer), run and timed in a process
+    of its own, where its OpenMP threads do not contend with numba's.
 
     Returns
     -------
