@@ -280,6 +280,18 @@ def uTMv(u, M, v):
 
 
 @numba.njit(**NJIT)
+def cg_start(g, M, s, r, z, d):
+    """The start of CG in one pass, as LIBLINEAR's loop: ``s = 0``, ``r = -g``, ``z = d = r / M``; returns
+    ``ddot(z, r)``."""
+    for i in range(g.shape[0]):
+        s[i] = 0.0
+        r[i] = -g[i]
+        z[i] = r[i] / M[i]
+        d[i] = z[i]
+    return ddot(z, r)
+
+
+@numba.njit(**NJIT)
 def cg_step(alpha, d, Hd, s, r, g):
     """One CG step in place, LIBLINEAR's ``daxpy`` twice: ``s += alpha d``, ``r -= alpha Hd``; returns
     ``(ddot(s, r), ddot(s, g))`` (the quadratic model's terms), in one call instead of six array passes."""

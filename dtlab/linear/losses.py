@@ -169,6 +169,7 @@ class LiblinearVectorOps:
     seq_dot = staticmethod(_cpu.seq_dot)
     norm = staticmethod(_cpu.dnrm2)
     uMv = staticmethod(_cpu.uTMv)
+    cg_start = staticmethod(_cpu.cg_start)
     cg_step = staticmethod(_cpu.cg_step)
     cg_direction = staticmethod(_cpu.cg_direction)
 

@@ -103,6 +103,14 @@ class XpOps:
     def uMv(self, u, M, v) -> float:
         return float(self.xp.dot(u * M, v))
 
+    def cg_start(self, g, M, s, r, z, d) -> float:
+        """``s = 0``, ``r = -g``, ``z = d = r / M`` into the given vectors; returns ``z.r``."""
+        s[...] = 0.0
+        self.xp.negative(g, out=r)
+        self.xp.divide(r, M, out=z)
+        d[...] = z
+        return self.dot(z, r)
+
     def cg_step(self, alpha: float, d, Hd, s, r, g) -> tuple[float, float]:
         """``s += alpha d``, ``r -= alpha Hd`` in place; returns ``(s.r, s.g)``."""
         s += alpha * d
@@ -179,7 +187,7 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
     eps_cg = DEFAULT_EPS_CG[method] if eps_cg is None else float(eps_cg)
     xp, n = objective.xp, objective.n_features
     ops = getattr(objective, "ops", None) or XpOps(xp)
-    if not hasattr(ops, "cg_direction"):
+    if not hasattr(ops, "cg_start"):
         ops = _WithCgUpdates(ops, xp)
     if hasattr(objective, "regularizer_first"):  # LIBLINEAR <= 2.3x summed w.w / 2 first, >= 2.40 last
         objective.regularizer_first = method == "trust_region"
@@ -270,10 +278,8 @@ def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) 
 
 def _cg_start(obj, ops, g, M):
     """The start of both CG variants: ``s = 0``, residual ``r = -g``, preconditioned ``z = d = r / M``, ``z.r``."""
-    s = obj.xp.zeros(obj.n_features)
-    r = -g
-    z = r / M
-    return s, r, z, z.copy(), ops.dot(z, r)
+    s, r, z, d = (obj.xp.empty(obj.n_features) for _ in range(4))
+    return s, r, z, d, ops.cg_start(g, M, s, r, z, d)
 
 
 def _trpcg(obj, ops, delta, g, M, eps_cg):
