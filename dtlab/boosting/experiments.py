@@ -11,13 +11,12 @@ contenders so they see the same load of a shared machine; medians are kept.
 
 Threads on a busy 2-core machine: numba's OpenMP layer (libgomp) lets an idle
 worker spin before it sleeps, and between the parallel kernels of a level the
-spinning worker competes with the main thread.  Measured 2026-11-30 on the
-project's machine (load average about 2): the histogram search on 15,000 x 28
-rows took 8-11 ms per tree on one thread and 33-51 ms on two; with
-``GOMP_SPINCOUNT=0`` (or ``OMP_WAIT_POLICY=passive``, or numba's
-``workqueue`` layer) in the environment, 8-9 ms on two.  Whole-machine
-numbers taken without such a setting measure that contention as much as the
-method.
+spinning worker competes with the main thread: on a loaded machine the
+histogram search on two threads can take several times as long per tree as
+on one, unless ``GOMP_SPINCOUNT=0`` (or ``OMP_WAIT_POLICY=passive``, or
+numba's ``workqueue`` layer) is in the environment.  Whole-machine numbers
+taken without such a setting measure that contention as much as the method;
+the measured ones are in ``figures/results.json``.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def traverse_heap(Xf, n_features, node_offset, depth, feature, threshold, nan_ri
     ``Xf`` is X raveled (C order).  Indices are unsigned 32-bit so that numba
     emits no negative-index wraparound and LLVM vectorises the step over the
     block's rows (gathers); that, not the layout alone, is what makes this walk
-    2-3x faster than the signed version.  A block without NaN takes the loop
+    faster than the signed version.  A block without NaN takes the loop
     with one compare per step; a block with NaN also reads ``nan_right``.
     """
     n = Xf.shape[0] // n_features

@@ -26,7 +26,7 @@ from .peers import Contender, peer_contenders, scratch_dir
 
 CPU_METHODS = ("traversal", "bitmask", "quickscorer")
 #: A dtlab method joins the full-size timing if, on a 2% screening slice, it runs at least this share of the
-#: fastest method's speed (bitmask and QuickScorer evaluate every node or every false test: 10-100x slower
+#: fastest method's speed (bitmask and QuickScorer evaluate every node or every false test: much slower
 #: on deep trees).
 SCREEN_SHARE = 0.5
 

@@ -11,7 +11,9 @@ tree), and ``"auto"`` which picks the fastest for the forest's shape by a
 small cached measurement (:mod:`dtlab.inference.auto`).  Backends: ``"cpu"``
 (numba) and ``"cuda"`` (numba.cuda; traversal, bitmask and quickscorer, the
 last one thread per row scanning each tree's tests by feature, trees of <= 4096
-leaves).
+leaves; the device layouts stay on the GPU between calls).  ``"auto"`` on
+``"cuda"`` times the methods on the GPU once per forest shape; under numba's
+simulator, whose timings measure Python, it is ``"traversal"``.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class Forest:
         self._layouts: dict = {}
         self._plans: dict = {}
         self._serving_method: dict = {}
+        self._device_layouts: dict = {}  # the layouts' device arrays, per (method, dtype, device): see _cuda_predict
         self._shape = tree_shape(self.ensemble.forest)
         # read on every small call: plain attributes, not properties
         ens = self.ensemble
@@ -129,6 +132,8 @@ class Forest:
         ----------
         X : array-like (n_samples, n_features), a dask array or a dask DataFrame; NaN is missing
         method : {"auto", "traversal", "bitmask", "quickscorer"}
+            ``"auto"``: the fastest for the forest's shape, measured once on this machine (on the cuda
+            backend: on the GPU; under numba's CUDA simulator it is ``"traversal"``).
         backend : {"auto", "cpu", "cuda"}
         n_jobs : int or None
             CPU threads of the kernels (:func:`dtlab.backend.resolve_threads`: ``None``, numba's current
@@ -154,10 +159,12 @@ class Forest:
         be = resolve_backend(backend, X)
         with thread_scope(n_jobs):
             if be.is_cuda:
-                from ._cuda import predict_cuda
+                from ._cuda_predict import choose_cuda, predict_cuda
 
                 X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
-                out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
+                if method == "auto":  # measured on a GPU; "traversal" under the simulator (its timings mean nothing)
+                    method = choose_cuda(self, X.dtype, be)
+                out = predict_cuda(self, X, method, be)
             else:
                 X = self.prepare(X)
                 if method == "auto":

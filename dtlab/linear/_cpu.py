@@ -30,7 +30,7 @@ instead of 12 and give the same bits (``1.0 * v == v``) --, ``rows`` int64,
 vectors float64.  Unsigned indices matter:
 numba wraps negative indices around, and with signed ones it must test every
 ``v[indices[k]]`` for a sign it cannot rule out -- that test alone made the
-products 1.6x slower than scipy's C++ loops.  Kernels allocate nothing but
+products slower than scipy's C++ loops.  Kernels allocate nothing but
 what they return; outputs are passed in.
 """
 
@@ -290,41 +290,6 @@ def uTMv(u, M, v):
         acc += u[i] * M[i] * v[i]
         i += 1
     return acc
-
-
-@numba.njit(**NJIT)
-def cg_start(g, M, s, r, z, d):
-    """The start of CG in one pass, as LIBLINEAR's loop: ``s = 0``, ``r = -g``, ``z = d = r / M``; returns
-    ``ddot(z, r)``."""
-    for i in range(g.shape[0]):
-        s[i] = 0.0
-        r[i] = -g[i]
-        z[i] = r[i] / M[i]
-        d[i] = z[i]
-    return ddot(z, r)
-
-
-@numba.njit(**NJIT)
-def cg_step(alpha, d, Hd, s, r, g):
-    """One CG step in place, LIBLINEAR's ``daxpy`` twice: ``s += alpha d``, ``r -= alpha Hd``; returns
-    ``(ddot(s, r), ddot(s, g))`` (the quadratic model's terms), in one call instead of six array passes."""
-    for i in range(s.shape[0]):
-        s[i] += alpha * d[i]
-        r[i] -= alpha * Hd[i]
-    return ddot(s, r), ddot(s, g)
-
-
-@numba.njit(**NJIT)
-def cg_direction(r, M, z, d, zTr):
-    """The next CG direction in place: ``z = r / M``, ``beta = ddot(z, r) / zTr``, ``d = beta d + z``
-    (LIBLINEAR's loop, ``ddot``, ``dscal``, ``daxpy``); returns ``ddot(z, r)``."""
-    for i in range(r.shape[0]):
-        z[i] = r[i] / M[i]
-    zTr_new = ddot(z, r)
-    beta = zTr_new / zTr
-    for i in range(d.shape[0]):
-        d[i] = beta * d[i] + z[i]
-    return zTr_new
 
 
 @numba.njit(**NJIT)

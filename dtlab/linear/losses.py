@@ -169,9 +169,15 @@ class LiblinearVectorOps:
     seq_dot = staticmethod(_cpu.seq_dot)
     norm = staticmethod(_cpu.dnrm2)
     uMv = staticmethod(_cpu.uTMv)
-    cg_start = staticmethod(_cpu.cg_start)
-    cg_step = staticmethod(_cpu.cg_step)
-    cg_direction = staticmethod(_cpu.cg_direction)
+
+    @staticmethod
+    def fetch(*values) -> tuple:
+        """The scalars are host floats already."""
+        return values
+
+    @staticmethod
+    def floor(value: float, tiny: float = 1e-300) -> float:
+        return max(value, tiny)
 
 
 class L2Objective:
