@@ -292,6 +292,37 @@ def uTMv(u, M, v):
     return acc
 
 
+# The CG loop's vector updates (tron._pcg's), fused: each pass writes into given vectors (no temporaries)
+# and reduces with ddot, so every value is the one the array expressions give.
+@numba.njit(**NJIT)
+def cg_start(g, M, s, r, z, d):
+    """``s = 0``, ``r = -g``, ``z = d = r / M`` in one pass; returns ``ddot(z, r)``."""
+    for i in range(g.shape[0]):
+        s[i] = 0.0
+        r[i] = -g[i]
+        z[i] = r[i] / M[i]
+        d[i] = z[i]
+    return ddot(z, r)
+
+
+@numba.njit(**NJIT)
+def cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new):
+    """``s_new = s + alpha d``, ``r_new = r - alpha Hd``, ``z_new = r_new / M``; returns the quadratic model
+    ``-(s_new.r_new - s_new.g) / 2`` and ``z_new.r_new`` (ddot)."""
+    for i in range(s.shape[0]):
+        s_new[i] = s[i] + alpha * d[i]
+        r_new[i] = r[i] - alpha * Hd[i]
+        z_new[i] = r_new[i] / M[i]
+    return -0.5 * (ddot(s_new, r_new) - ddot(s_new, g)), ddot(z_new, r_new)
+
+
+@numba.njit(**NJIT)
+def cg_direction(beta, d, z):
+    """``d = beta d + z`` in place."""
+    for i in range(d.shape[0]):
+        d[i] = beta * d[i] + z[i]
+
+
 @numba.njit(**NJIT)
 def seq_dot(x, y):
     """``x . y`` summed in index order (linear.cpp's own loops)."""

@@ -36,7 +36,7 @@ import numpy as np
 from ..backend import to_host
 from . import _cpu
 from ._operators import NumbaCsrRows
-from .tron import XpOps
+from .vector_ops import XpOps
 
 
 def _convert(array: Any, xp: Any) -> Any:
@@ -178,6 +178,23 @@ class LiblinearVectorOps:
     @staticmethod
     def floor(value: float, tiny: float = 1e-300) -> float:
         return max(value, tiny)
+
+    # CG's vector updates (XpOps's, fused in :mod:`._cpu`; the same values)
+    @staticmethod
+    def cg_start(g, M):
+        s, r, z, d = (np.empty(g.shape[0]) for _ in range(4))
+        return s, r, z, d, _cpu.cg_start(g, M, s, r, z, d)
+
+    @staticmethod
+    def cg_trial(alpha, d, Hd, s, r, g, M, spare=None):
+        s_new, r_new, z_new = spare if spare is not None else (np.empty_like(s) for _ in range(3))
+        newQ, zTr = _cpu.cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new)
+        return s_new, r_new, z_new, newQ, zTr
+
+    @staticmethod
+    def cg_direction(zTr_new, zTr, d, z):
+        _cpu.cg_direction(zTr_new / zTr, d, z)
+        return d
 
 
 class L2Objective:
