@@ -241,10 +241,12 @@ def _squared_hinge_active(z, y, C, rows, u):
 
 
 # ------------------------------------------------------------------ compiled twice: parallel and serial
-#: A product over fewer non-zeros (or a row loop over fewer rows) than this runs serially: waking
-#: the threads of a parallel region costs microseconds on an idle machine but up to a scheduler time
-#: slice on a busy one, more than a small product saves (the same threshold as dtlab.greedy's).
-PARALLEL_MIN_WORK = 1_000_000
+#: A product over fewer non-zeros (or a row loop over less work) than this runs serially: waking the
+#: threads of a parallel region costs microseconds on an idle machine, about what 50,000 non-zeros take
+#: on one core, and a fit asked to use several threads (n_jobs) expects them to share products of a9a's
+#: and w8a's size (0.45 and 0.58 million non-zeros), which a threshold of a million kept serial.  On a
+#: busy machine a wake-up can cost a scheduler time slice; a user who shares the cores sets n_jobs=1.
+PARALLEL_MIN_WORK = 50_000
 
 _PARALLEL_KERNELS = (_csr_take_rows, _csr_matvec, _csr_rmatvec, _csr_rmatvec_sq, _csr_hv, _csr_sq_rmatvec,
                      _loss_value, _logistic_terms)
