@@ -53,11 +53,11 @@ def test_small_calls_keep_the_errors(forest):
 
 def test_other_inputs_take_the_general_path_with_the_same_result(forest, rng):
     X = rng.normal(size=(4, 5))
-    expected = forest.predict(X)
-    for other in (np.asfortranarray(X), X.tolist(), (X * 1000).astype(np.int64) / 1000, X[:, ::1].copy()):
-        np.testing.assert_array_equal(forest.predict(np.asarray(other) if isinstance(other, list) else other),
-                                      forest.predict(np.ascontiguousarray(other, dtype=np.float64)))
-    np.testing.assert_array_equal(forest.predict(np.asfortranarray(X)), expected)
+    expected = _general(forest, X, "auto")
+    for other in (np.asfortranarray(X), X.tolist(), X[::-1][::-1], np.hstack([X, X])[:, :5]):
+        np.testing.assert_array_equal(forest.predict(other), expected)
+    integers = np.arange(20).reshape(4, 5) - 10
+    np.testing.assert_array_equal(forest.predict(integers), _general(forest, integers.astype(np.float64), "auto"))
     np.testing.assert_array_equal(forest.predict(X, n_jobs=1), expected)
     assert forest.predict(np.zeros((0, 5))).shape == (0,)
 
