@@ -18,7 +18,7 @@ from typing import Callable
 
 from .base import Evaluator, LeafStats, check_data, merge_stats
 from .cpu import CpuEvaluator
-from .pool import PoolEvaluator
+from .devices import PoolEvaluator
 from .reference import NumpyEvaluator
 
 #: The algorithmic variants of an evaluator.
