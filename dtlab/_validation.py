@@ -198,3 +198,32 @@ def fit_target(y: Any, n_samples: int, estimator: Any, *, numeric: bool = False)
         y = np.ravel(y)
     return check_y(y, n_samples, numeric=numeric)
 
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int, name: str = "sample_weight") -> np.ndarray | None:
+    """Sample weights for ``fit``: float64 of shape (n_samples,), finite, non-negative, not all zero.
+
+    None stays None (every row weighs 1); a scalar weighs every row the same; a list, pandas Series or
+    device array is converted.  Each kind of bad input gets its own ``ValueError``.
+    """
+    if sample_weight is None:
+        return None
+    from .backend import to_host
+
+    try:
+        w = np.asarray(to_host(sample_weight), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from exc
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(f"{name} must have shape ({n_samples},) (one weight per row of X), got {w.shape}")
+    if np.isnan(w).any():
+        raise ValueError(f"{name} holds NaN; every weight must be a finite number >= 0")
+    if np.isinf(w).any():
+        raise ValueError(f"{name} holds inf; every weight must be a finite number >= 0")
+    if (w < 0).any():
+        raise ValueError(f"{name} holds negative weights (smallest {w.min():g}); weights must be >= 0")
+    if not w.any():
+        raise ValueError(f"{name} is zero everywhere; at least one row needs a positive weight")
+    return w

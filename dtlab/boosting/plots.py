@@ -182,3 +182,50 @@ def intensity_captions(results: dict[str, Any]) -> dict[str, str]:
         f"{results['dtlab']['intensity']:.3f} (both far below any ridge point: memory bound); the fit moved "
         f"{results['achieved_bytes_per_second'] / 1e9:.1f} GB/s against {results['copy_bytes_per_second'] / 1e9:.1f}"
         " GB/s of a plain copy.")}
+
+
+def plot_categorical_vs_onehot(rows: list[dict[str, Any]], *, ax=None):
+    """Test log loss against trees, one line per encoding (:func:`dtlab.boosting.encodings.categorical_vs_onehot`)."""
+    fig, ax = new_axes(ax)
+    for encoding in dict.fromkeys(r["encoding"] for r in rows):
+        sel = [r for r in rows if r["encoding"] == encoding]
+        ax.plot([r["n_trees"] for r in sel], [r["test_log_loss"] for r in sel], "o-",
+                label=f"{encoding} ({sel[0]['n_features']} columns)")
+    ax.set(xscale="log", xlabel="trees", ylabel="test log loss", title="Native categorical splits against one-hot")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_contributions(contributions: np.ndarray, feature_names: list[str], *, rows: list[int] | None = None,
+                       top: int = 8):
+    """TreeSHAP contributions as horizontal bars, one panel per row: the ``top`` largest by size and the bias.
+
+    Parameters
+    ----------
+    contributions : float array (n_rows, n_features + 1)
+        ``predict(X, pred_contribs=True)`` of a binary model or a regressor: the bias last.
+    feature_names : list of str, length n_features
+    rows : list of int, optional
+        Which rows to draw (default: all, at most 4).
+    top : int
+        Features shown per row (the rest are summed into "other").
+    """
+    contributions = np.asarray(contributions, dtype=np.float64)
+    if contributions.ndim != 2 or contributions.shape[1] != len(feature_names) + 1:
+        raise ValueError(f"contributions must be of shape (n_rows, {len(feature_names) + 1}) (the bias last), "
+                         f"got {contributions.shape}")
+    rows = list(range(min(len(contributions), 4))) if rows is None else list(rows)
+    fig, axes = new_figure(1, len(rows), figsize=(3.4 * len(rows), 3.2), squeeze=False)
+    for ax, row in zip(axes[0], rows):
+        values = contributions[row, :-1]
+        order = np.argsort(-np.abs(values))
+        shown = order[:top]
+        labels = [feature_names[i] for i in shown] + (["other"] if len(order) > top else []) + ["bias"]
+        bars = list(values[shown]) + ([values[order[top:]].sum()] if len(order) > top else [])
+        bars.append(contributions[row, -1])
+        colors = ["C3" if v > 0 else "C0" for v in bars[:-1]] + ["0.6"]
+        ax.barh(range(len(bars))[::-1], bars, color=colors)
+        ax.set_yticks(range(len(bars))[::-1], labels, fontsize=8)
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set(title=f"row {row}: margin {contributions[row].sum():+.3f}", xlabel="contribution to the margin")
+    return fig

@@ -30,17 +30,19 @@ from .defaults import default
 from .evaluators import check_executor, make_evaluator, resolve_evaluator
 from .front import check_size_alpha
 from .individual import Individual
+from .inspection import TreeInspectionMixin, remember_feature_names
 
 #: Parameters a resumed run may change (they do not alter the search itself).
 RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "executor",
                      "n_jobs", "verbose", "checkpoint", "checkpoint_every", "callback", "size_alpha", "size_cv")
 
 #: What a fit sets; removed again when a fit fails, so nothing half-fitted is left behind.
-FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_generations_", "stop_reason_",
-                     "best_fitness_", "best_tree_", "front_", "size_path_", "size_alpha_", "cv_results_")
+FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "feature_names_in_", "history_", "n_generations_",
+                     "stop_reason_", "best_fitness_", "best_tree_", "front_", "size_path_", "size_alpha_",
+                     "cv_results_")
 
 
-class GDTClassifier(ClassifierMixin, BaseEstimator):
+class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
     """Evolutionary induction of a univariate binary classification tree (GDT).
 
     Parameters
@@ -292,6 +294,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         evaluator_key = resolve_evaluator(self.backend, self.evaluator)
         check_executor(self.executor)
         check_sklearn_input_shape(X)
+        remember_feature_names(self, X)
         X = check_X(X, dtype=np.float32)
         y = np.asarray(fit_target(y, X.shape[0], self))
         check_classification_targets(y)  # "Unknown label type: continuous" for non-integer floats
@@ -362,10 +365,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.tree_ = self.best_tree_ if size_alpha is None else choose_tree(self.front_, size_alpha)
 
     def _check_predict_input(self, X: Any) -> np.ndarray:
-        if not hasattr(self, "tree_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("this GDTClassifier is not fitted yet; call fit(X, y) first")
+        self._fitted_tree()  # NotFittedError before X is looked at
         check_sklearn_input_shape(X)
         n_features = getattr(X, "shape", (0, None))[1] if getattr(X, "ndim", 2) == 2 else None
         if n_features is not None and n_features != self.n_features_in_:

@@ -11,8 +11,8 @@ for bit whenever the sums involved are exact, e.g. integer targets or class
 counts).  Per node it scans every feature (:mod:`._scans`), draws the best one
 and partitions the rows (:mod:`dtlab.splits.presort`) when a child can split.
 
-The node statistics (:func:`_reg_stats`, :func:`_class_stats`) are shared with
-the CUDA host grower (:mod:`._cuda`).
+The node statistics live in :mod:`._stats` (shared with the CUDA host grower);
+a fit with sample weights runs the weighted scans of :mod:`._weighted`.
 """
 
 from __future__ import annotations
@@ -26,65 +26,16 @@ from ._draws import _select_feature
 from ._missing import present_first_order, rotate_missing_left
 from ._rules import (
     FEATURE_THRESHOLD,
-    GINI,
     MSE,
     VECTORIZED,
     child_can_split,
-    entropy_term,
     is_leaf,
     keeps_split,
     min_split,
 )
 from ._scans import _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
-
-
-@numba.njit(**NJIT)
-def _reg_stats(ys, s, e):
-    """Sum, sum of squares and scikit-learn's MSE impurity of ``ys[s:e]``.
-
-    A node whose targets are all equal gets impurity exactly 0 (scikit-learn's
-    ``sq/n - mean^2`` can leave rounding noise above ``EPSILON`` there, and then
-    splits a pure node with a zero-gain split).
-    """
-    n = e - s
-    b = 0.0
-    a = 0.0
-    lo = ys[s]
-    hi = ys[s]
-    for i in range(s, e):
-        v = ys[i]
-        b += v
-        a += v * v
-        lo = min(lo, v)
-        hi = max(hi, v)
-    imp = a / n - (b / n) * (b / n)
-    if lo == hi:
-        imp = 0.0
-    return b, imp
-
-
-@numba.njit(**NJIT)
-def _class_stats(ys, s, e, criterion, counts):
-    """Class counts of ``ys[s:e]`` into ``counts`` and the Gini / entropy impurity."""
-    for c in range(counts.shape[0]):
-        counts[c] = 0.0
-    for i in range(s, e):
-        counts[int(ys[i])] += 1.0
-    return _class_impurity(counts, float(e - s), criterion)
-
-
-@numba.njit(**NJIT)
-def _class_impurity(counts, n, criterion):
-    """Gini ``1 - sum p^2`` or entropy ``-sum p log2 p`` of class counts over ``n`` rows."""
-    if criterion == GINI:
-        sq = 0.0
-        for c in range(counts.shape[0]):
-            sq += counts[c] * counts[c]
-        return 1.0 - sq / (n * n)
-    h = 0.0
-    for c in range(counts.shape[0]):
-        h -= entropy_term(counts[c], n)
-    return h
+from ._stats import _class_stats, _reg_stats, node_stats_weighted
+from ._weighted import scan_feature_weighted, scan_features_weighted_parallel
 
 
 @numba.njit(**NJIT)
@@ -117,7 +68,7 @@ def _push_node(st_int, st_imp, slot, start, end, depth, parent, is_left, n_known
 
 
 @numba.njit(**NJIT)
-def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, max_depth,
+def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist, max_depth,
           min_samples_split, min_samples_leaf, seed, parallel_min_work):
     """Grow a tree depth first, node by node as scikit-learn does.
 
@@ -130,6 +81,9 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     XT : float32 array (n_features, n_samples), the features one per row
         (naive / incremental; unused by VECTORIZED)
     y : float64 (regression) or int32 class codes (classification), (n_samples,)
+    w : float64 (n_samples,), positive sample weights, or None (every weight 1)
+        ``None`` compiles a separate specialisation (numba prunes the branches on
+        ``w is None``): an unweighted fit runs the unweighted scans, nothing more.
     rows : int32 (n_features, n_samples); vals : float32; ylist : like y
         Presorted attribute lists, partitioned in place (VECTORIZED; empty otherwise).
     max_depth, min_samples_split, min_samples_leaf : int
@@ -144,6 +98,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     impurity : float64 (n_nodes,)
     n_node_samples : int64 (n_nodes,)
     missing_left : uint8 (n_nodes,)
+    weighted_n_node_samples : float64 (n_nodes,)
     """
     n = y.shape[0]
     F = n_features
@@ -179,6 +134,13 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     samp_tmp = np.empty(n if not presorted else 1, dtype=np.int64)
     child_counts = np.empty(n_outputs, dtype=np.float64)
     sorted_y = np.empty(n if not presorted else 1, dtype=y.dtype)
+    # weighted scans: a node's values, targets, w * y, weights and prefix sums per worker slot (:mod:`._weighted`)
+    n_w = 1 if w is None else n + 1
+    n_slots = F if w is not None and presorted else 1
+    w_x = np.empty((n_slots, n_w), dtype=np.float32)
+    w_y = np.empty((n_slots, n_w), dtype=y.dtype)
+    w_buf = np.empty((n_slots, 4, n_w), dtype=np.float64)
+    w_cnt = np.zeros((n_slots if not is_reg else 1, 3, n_outputs), dtype=np.float64)
 
     # output arrays, grown by doubling
     cap = 1023
@@ -190,20 +152,26 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     o_impurity = np.empty(cap, dtype=np.float64)
     o_n = np.empty(cap, dtype=np.int64)
     o_missing = np.empty(cap, dtype=np.uint8)
+    o_wn = np.empty(cap, dtype=np.float64)
 
     # stack of pending nodes: start, end, depth, parent, is_left, n_constant_features
     s_cap = 64
     st_int = np.empty((s_cap, 6), dtype=np.int64)
     st_imp = np.empty(s_cap, dtype=np.float64)
     st_val = np.empty((s_cap, n_outputs), dtype=np.float64)
+    st_w = np.empty(s_cap, dtype=np.float64)  # the node's weight (its row count without weights)
 
     # root statistics, rows in row order (as scikit-learn's first node_impurity)
-    if is_reg:
+    w_total = float(n)
+    if w is not None:
+        imp, w_total = node_stats_weighted(criterion, y, w, 0, n, st_val[0], child_counts)
+    elif is_reg:
         b, imp = _reg_stats(y, 0, n)
         st_val[0, 0] = b / n
     else:
         imp = _class_stats(y, 0, n, criterion, child_counts)
         st_val[0] = child_counts
+    st_w[0] = w_total
     _push_node(st_int, st_imp, 0, 0, n, 0, -1, 0, 0, imp)
     sp = 1
     n_nodes = 0
@@ -216,6 +184,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         is_left = st_int[sp, 4]
         n_known = st_int[sp, 5]
         imp = st_imp[sp]
+        w_node = st_w[sp]
         m = end - start
         if n_nodes == cap:
             cap = 2 * cap + 1
@@ -227,6 +196,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
             o_impurity = _grow_1d(o_impurity, cap)
             o_n = _grow_1d(o_n, cap)
             o_missing = _grow_1d(o_missing, cap)
+            o_wn = _grow_1d(o_wn, cap)
         node = n_nodes
         n_nodes += 1
         if parent >= 0:
@@ -237,6 +207,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         o_value[node] = st_val[sp]
         o_impurity[node] = imp
         o_n[node] = m
+        o_wn[node] = w_node
         o_feature[node] = -1
         o_threshold[node] = 0.0
         o_left[node] = -1
@@ -250,7 +221,17 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         n_active = F - n_known
         for k in range(n_active):
             active[k] = features[n_known + k]
-        if presorted:
+        if w is not None:
+            if presorted and m * n_active >= parallel_min_work and n_active > 1:
+                scan_features_weighted_parallel(active, n_active, method, criterion, XT, y, w, samples, rows, vals,
+                                                ylist, start, end, msl, thr, w_x, w_y, w_buf, w_cnt, f_const,
+                                                f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
+            else:
+                for k in range(n_active):
+                    scan_feature_weighted(active[k], 0, method, criterion, XT, y, w, samples, rows, vals, ylist,
+                                          start, end, msl, thr, w_x, w_y, w_buf, w_cnt, f_const, f_score, f_pos,
+                                          f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
+        elif presorted:
             if m * n_active >= parallel_min_work and n_active > 1:
                 _scan_presorted_parallel(active, n_active, criterion, vals, ylist, start, end, msl, thr,
                                          buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
@@ -285,11 +266,21 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
                 rotate_missing_left(ylist, best_f, p, q, end, tmp_y[0])
             ys_sorted = ylist[best_f]
             c0 = start
+            if w is not None:  # the weighted statistics read the node's rows from 0, with their weights
+                for i in range(m):
+                    w_y[0, i] = ylist[best_f, start + i]
+                    w_buf[0, 1, i] = w[rows[best_f, start + i]]
+                ys_sorted = w_y[0]
+                c0 = 0
         else:
             order, _ = present_first_order(gather_feature(XT, best_f, samples, start, end))
             gather_in_order(y, samples, start, order, sorted_y)
             if missing_left:
                 rotate_missing_left(sorted_y.reshape((1, n)), 0, nl - n_miss, m - n_miss, m, tmp_y[0])
+            if w is not None:
+                gather_in_order(w, samples, start, order, w_buf[0, 1])
+                if missing_left:
+                    rotate_missing_left(w_buf[0], 1, nl - n_miss, m - n_miss, m, w_buf[0, 2])
             ys_sorted = sorted_y
             c0 = 0
         if sp + 2 > s_cap:
@@ -297,10 +288,19 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
             st_int = _grow_2d(st_int, s_cap)
             st_imp = _grow_1d(st_imp, s_cap)
             st_val = _grow_2d(st_val, s_cap)
+            st_w = _grow_1d(st_w, s_cap)
         # right child goes below the left on the stack: the left is grown first
         r_slot = sp
         l_slot = sp + 1
-        if is_reg:
+        w_l = float(nl)
+        w_r = float(nr)
+        if w is not None:
+            ws_sorted = w_buf[0, 1]  # the weights in the order of ys_sorted
+            imp_l, w_l = node_stats_weighted(criterion, ys_sorted, ws_sorted, c0, c0 + nl, st_val[l_slot],
+                                             child_counts)
+            imp_r, w_r = node_stats_weighted(criterion, ys_sorted, ws_sorted, c0 + nl, c0 + m, st_val[r_slot],
+                                             child_counts)
+        elif is_reg:
             b_l, imp_l = _reg_stats(ys_sorted, c0, c0 + nl)
             b_r, imp_r = _reg_stats(ys_sorted, c0 + nl, c0 + m)
             st_val[l_slot, 0] = b_l / nl
@@ -310,7 +310,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
             st_val[l_slot] = child_counts
             imp_r = _class_stats(ys_sorted, c0 + nl, c0 + m, criterion, child_counts)
             st_val[r_slot] = child_counts
-        if not keeps_split(n, m, nl, imp, imp_l, imp_r):
+        if not keeps_split(w_total, w_node, w_l, imp, imp_l, imp_r):
             continue
 
         o_feature[node] = best_f
@@ -335,8 +335,10 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
 
         _push_node(st_int, st_imp, r_slot, mid, end, depth + 1, node, 0, n_total, imp_r)
         _push_node(st_int, st_imp, l_slot, start, mid, depth + 1, node, 1, n_total, imp_l)
+        st_w[r_slot] = w_r
+        st_w[l_slot] = w_l
         sp += 2
 
     return (o_feature[:n_nodes].copy(), o_threshold[:n_nodes].copy(), o_left[:n_nodes].copy(),
             o_right[:n_nodes].copy(), o_value[:n_nodes].copy(), o_impurity[:n_nodes].copy(),
-            o_n[:n_nodes].copy(), o_missing[:n_nodes].copy())
+            o_n[:n_nodes].copy(), o_missing[:n_nodes].copy(), o_wn[:n_nodes].copy())

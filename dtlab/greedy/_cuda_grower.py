@@ -12,7 +12,6 @@ from numba import cuda
 
 from ..gpu.launch import launch
 from ..splits import attribute_lists
-from ._cpu import _class_stats, _reg_stats
 from ._cuda import CONST, POS, SCORE, THR, THREADS_PER_BLOCK, _kernels
 from ._draws import _select_feature
 from ._rules import (
@@ -26,6 +25,7 @@ from ._rules import (
     keeps_split,
     min_split,
 )
+from ._stats import _class_stats, _reg_stats
 
 #: The simulator runs a thread per Python thread, so it gets fewer threads per block than a GPU.
 SIMULATOR_THREADS_PER_BLOCK = 16
@@ -143,4 +143,4 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
             np.asarray(out_left, dtype=np.int32), np.asarray(out_right, dtype=np.int32),
             np.asarray(out_value, dtype=np.float64).reshape(len(out_feature), n_outputs),
             np.asarray(out_impurity, dtype=np.float64), np.asarray(out_n, dtype=np.int64),
-            np.asarray(out_missing, dtype=np.uint8))
+            np.asarray(out_missing, dtype=np.uint8), np.asarray(out_n, dtype=np.float64))

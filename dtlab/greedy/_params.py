@@ -100,8 +100,9 @@ class FittedTreeMixin:
     @property
     def feature_importances_(self) -> np.ndarray:
         """Impurity-based importances, scikit-learn's: each split's ``N_t i_t - N_l i_l - N_r i_r`` (training
-        rows ``N``, impurity ``i`` of the node and its children) summed by feature and normalised to sum 1 (all
-        0 for a tree that is one leaf); float64 array (n_features_in_,)."""
+        weight ``N`` -- rows, or their total ``sample_weight`` --, impurity ``i`` of the node and its children)
+        summed by feature and normalised to sum 1 (all 0 for a tree that is one leaf); float64 array
+        (n_features_in_,)."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "tree_")

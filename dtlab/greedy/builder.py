@@ -39,11 +39,15 @@ class GrownTree:
     impurity : ndarray of shape (n_nodes,), float64
         MSE (regression), Gini or entropy in bits (classification) of each node.
     n_node_samples : ndarray of shape (n_nodes,), int64
+        Training rows of each node (rows of weight 0 not counted, as in scikit-learn).
+    weighted_n_node_samples : ndarray of shape (n_nodes,), float64
+        Their total weight (the row count without sample weights).
     """
 
     tree: FlatTree
     impurity: np.ndarray
     n_node_samples: np.ndarray
+    weighted_n_node_samples: np.ndarray
 
 
 def sklearn_seed(random_state: Any) -> int:
@@ -76,7 +80,7 @@ def as_float32_features(X: np.ndarray) -> np.ndarray:
 def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: str, method: str = "vectorized",
                       max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
                       random_state: Any = None, backend: str | Backend = "auto",
-                      classes: np.ndarray | None = None) -> GrownTree:
+                      classes: np.ndarray | None = None, sample_weight: np.ndarray | None = None) -> GrownTree:
     """Grow one greedy tree.
 
     Parameters
@@ -98,6 +102,11 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     backend : {"auto", "cpu", "cuda"} or Backend
     classes : ndarray of shape (n_classes,), optional
         Labels stored in the FlatTree (classification).
+    sample_weight : ndarray of shape (n_samples,), float64, finite and >= 0, optional
+        Weights of the rows (:mod:`._weighted`): rows of weight 0 are left out
+        (scikit-learn's splitter skips them too); weights that are all 1 grow the
+        unweighted tree by the unweighted code.  The CPU only, and not with
+        ``criterion="gain_ratio"``.
 
     Returns
     -------
@@ -117,6 +126,16 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     depth = UNLIMITED_DEPTH if max_depth is None else int(max_depth)
     seed = sklearn_seed(random_state)
     be = resolve_backend(backend, X32)
+    w = None
+    if sample_weight is not None and not np.all(sample_weight == 1.0):
+        if be.is_cuda:
+            raise ValueError("sample_weight runs on the CPU only: the CUDA split search has no weighted scans yet; "
+                             "use backend='cpu'")
+        if crit == GAIN_RATIO:
+            raise ValueError("criterion='gain_ratio' does not take sample_weight (C4.5's weighted counts are not "
+                             "implemented); use criterion='gini' or 'entropy'")
+        keep = sample_weight > 0.0
+        X32, y, w = X32[keep], y[keep], np.ascontiguousarray(sample_weight[keep], dtype=np.float64)
     missing = bool(np.isnan(X32).any())
     if missing and be.is_cuda:
         raise ValueError("backend='cuda' does not take missing values (NaN) in X yet: the CUDA split search has "
@@ -135,17 +154,17 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
         arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
     elif meth == VECTORIZED:
         rows, vals, ylist = attribute_lists(XT, y)
-        arrays = _grow(meth, crit, n_features, n_outputs, np.empty((n_features, 1), np.float32), y, rows, vals,
+        arrays = _grow(meth, crit, n_features, n_outputs, np.empty((n_features, 1), np.float32), y, w, rows, vals,
                        ylist, depth, min_samples_split, min_samples_leaf, seed, parallel_min_work)
     else:
         rows = np.empty((1, 1), dtype=np.int32)
         vals = np.empty((1, 1), dtype=np.float32)
         ylist = np.empty((1, 1), dtype=y.dtype)
-        arrays = _grow(meth, crit, n_features, n_outputs, XT, y, rows, vals, ylist, depth,
+        arrays = _grow(meth, crit, n_features, n_outputs, XT, y, w, rows, vals, ylist, depth,
                        min_samples_split, min_samples_leaf, seed, parallel_min_work)
-    feature, threshold, left, right, value, impurity, n_node, missing = arrays
+    feature, threshold, left, right, value, impurity, n_node, missing, weighted_n = arrays
     tree = FlatTree(feature=feature, threshold=threshold, left=left, right=right, value=value,
                     n_features=n_features, task=task, classes=classes if task == "classification" else None,
                     missing_left=missing.astype(bool),
                     metadata={"source": f"dtlab.greedy ({criterion}, {method}, {be.name})"})
-    return GrownTree(tree, impurity, n_node)
+    return GrownTree(tree, impurity, n_node, weighted_n)

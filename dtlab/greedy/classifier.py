@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_real, encode_labels, fit_target
+from .._validation import check_real, check_sample_weight, encode_labels, fit_target
 from ..backend import resolve_backend, thread_scope
 from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, has_missing
 from .builder import build_greedy_tree
@@ -87,7 +87,7 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         self.backend = backend
         self.n_jobs = n_jobs
 
-    def fit(self, X: Any, y: Any) -> "DecisionTreeClassifier":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "DecisionTreeClassifier":
         """Grow (and optionally prune) the tree.
 
         Parameters
@@ -95,6 +95,13 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features), numeric
             NaN marks a missing value (see Notes); inf is an error.
         y : array-like of shape (n_samples,), class labels
+        sample_weight : array-like of shape (n_samples,), float, >= 0, optional
+            Row weights, as in scikit-learn: weighted class counts in every
+            impurity, ``tree_.value`` and the importances; ``min_samples_leaf``
+            still counts rows; rows of weight 0 are left out (their labels still
+            count in ``classes_``); integer weights grow the tree of repeated
+            rows.  The CPU only (``"auto"`` picks it), not with
+            ``criterion="gain_ratio"``.
 
         Returns
         -------
@@ -109,13 +116,15 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         y = fit_target(y, X32.shape[0], self, numeric=False)
         check_classification_targets(y)
         classes, codes = encode_labels(y)
-        # the CUDA search has no missing-value scans: "auto" grows a tree on data with NaN on the CPU
-        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio" and not has_missing(X32))
+        weights = check_sample_weight(sample_weight, X32.shape[0])
+        # the CUDA search has no missing-value scans nor weighted ones: "auto" grows such a tree on the CPU
+        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio" and not has_missing(X32)
+                                  and weights is None)
         with thread_scope(self.n_jobs):
             grown = build_greedy_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
                                       max_depth=max_depth, min_samples_split=min_samples_split,
                                       min_samples_leaf=min_samples_leaf, random_state=self.random_state,
-                                      backend=backend, classes=classes)
+                                      backend=backend, classes=classes, sample_weight=weights)
         self.unpruned_tree_ = grown.tree
         self.tree_ = pessimistic_prune(grown.tree, confidence) if self.pruning == "pessimistic" else grown.tree
         self.node_impurity_ = grown.impurity

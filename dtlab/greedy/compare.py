@@ -52,8 +52,8 @@ def sklearn_twin(estimator: Any):
     return sk.DecisionTreeRegressor(**params)
 
 
-def compare_with_sklearn(estimator: Any, X: Any, y: Any) -> dict[str, Any]:
-    """Fit ``estimator`` and its scikit-learn twin on ``(X, y)`` and compare the trees.
+def compare_with_sklearn(estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> dict[str, Any]:
+    """Fit ``estimator`` and its scikit-learn twin on ``(X, y)`` (with ``sample_weight``) and compare the trees.
 
     Returns
     -------
@@ -62,8 +62,8 @@ def compare_with_sklearn(estimator: Any, X: Any, y: Any) -> dict[str, Any]:
         and ``train_mse`` / ``train_mse_sklearn`` (regression) or
         ``train_accuracy`` / ``train_accuracy_sklearn`` (classification).
     """
-    ours = estimator.fit(X, y)
-    theirs = sklearn_twin(estimator).fit(X, y)
+    ours = estimator.fit(X, y, sample_weight=sample_weight)
+    theirs = sklearn_twin(estimator).fit(X, y, sample_weight=sample_weight)
     a, b = ours.tree_, FlatTree.from_sklearn(theirs)
     out: dict[str, Any] = {"n_nodes": a.n_nodes, "n_nodes_sklearn": b.n_nodes, "same_tree": same_tree(a, b)}
     if a.task == "regression":

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from .._validation import fit_target
+from .._validation import check_sample_weight, fit_target
 from ..backend import resolve_backend, thread_scope
 from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, has_missing
 from ._rules import METHODS
@@ -64,6 +64,9 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     node_impurity_ : ndarray of shape (n_nodes,), float64
         Mean squared error of the training rows at each node.
     node_n_samples_ : ndarray of shape (n_nodes,), int64
+        Training rows of each node (rows of weight 0 not counted).
+    node_weighted_n_samples_ : ndarray of shape (n_nodes,), float64
+        Their total ``sample_weight`` (``node_n_samples_`` without weights).
     feature_importances_ : ndarray of shape (n_features_in_,), float64
         Impurity decrease per feature, normalised (scikit-learn's).
     n_features_in_ : int
@@ -93,10 +96,10 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def _node_statistics(self) -> tuple[np.ndarray, np.ndarray]:
-        """Training rows and impurity (MSE) of every node of ``tree_``."""
-        return self.node_n_samples_.astype(np.float64), self.node_impurity_
+        """Training weight and impurity (MSE) of every node of ``tree_``."""
+        return self.node_weighted_n_samples_, self.node_impurity_
 
-    def fit(self, X: Any, y: Any) -> "DecisionTreeRegressor":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "DecisionTreeRegressor":
         """Grow the tree.
 
         Parameters
@@ -104,6 +107,11 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features), numeric
             NaN marks a missing value (see Notes); inf is an error.
         y : array-like of shape (n_samples,), numeric, finite
+        sample_weight : array-like of shape (n_samples,), float, >= 0, optional
+            Row weights, as in scikit-learn: weighted sums in every squared
+            error, weighted leaf means; ``min_samples_leaf`` still counts rows;
+            rows of weight 0 are left out; integer weights grow the tree of
+            repeated rows.  Every ``method``, on the CPU only (``"auto"`` picks it).
 
         Returns
         -------
@@ -113,8 +121,10 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         method = check_choice(self.method, "method", tuple(METHODS))
         X32 = fit_features(X)
         y = fit_target(y, X32.shape[0], self, numeric=True)
-        # the CUDA search has no missing-value scans: "auto" grows a tree on data with NaN on the CPU
-        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized" and not has_missing(X32))
+        weights = check_sample_weight(sample_weight, X32.shape[0])
+        # the CUDA search has no missing-value scans nor weighted ones: "auto" grows such a tree on the CPU
+        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized" and not has_missing(X32)
+                                  and weights is None)
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
                              "backend='cuda'")
@@ -122,10 +132,11 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
             grown = build_greedy_tree(X32, y, task="regression", criterion="squared_error", method=method,
                                       max_depth=max_depth, min_samples_split=min_samples_split,
                                       min_samples_leaf=min_samples_leaf, random_state=self.random_state,
-                                      backend=backend)
+                                      backend=backend, sample_weight=weights)
         self.tree_ = grown.tree
         self.node_impurity_ = grown.impurity
         self.node_n_samples_ = grown.n_node_samples
+        self.node_weighted_n_samples_ = grown.weighted_n_node_samples
         self.n_features_in_ = X32.shape[1]
         self.backend_ = backend.name
         return self
