@@ -49,7 +49,7 @@ SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
 
 def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: float, params: dict,
           backend: Backend, n_workers: int,
-          on_round: Callable[[int, list[BoostedTree]], bool] | None = None) -> list[BoostedTree]:
+          on_round: Callable[[int, list[BoostedTree]], bool] | None = None, search: Any = None) -> list[BoostedTree]:
     """Fit ``params["n_estimators"]`` rounds of ``n_outputs`` trees each.
 
     Parameters
@@ -64,13 +64,16 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
     backend : Backend, resolved (where the split search runs)
     n_workers : int, feature slices of the CPU searches
     on_round : callable(round, trees_so_far), optional; returns True to stop (the estimators' callbacks)
+    search : split finder, optional
+        One already made (the Dask exact finder, :mod:`.dask_exact`); default: :data:`SPLIT_METHODS`'.
 
     Returns
     -------
     list of BoostedTree, round-major (round r, class c at ``r * n_outputs + c``)
     """
     n = data.n_samples
-    search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
+    if search is None:
+        search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
     shape = (n,) if n_outputs == 1 else (n, n_outputs)
     margin = np.full(shape, base_margin, np.float32)
     g = np.empty(shape, np.float32)

@@ -12,11 +12,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import encode_labels, fit_target
 from ..backend import resolve_backend, thread_scope
 from ..callbacks import EarlyStopping, ProgressBar, RecordEvaluation, run_callbacks
+from ..distributed.executors import is_dask_collection, uses_dask
 from ..inference import Forest
 from ..trees.boosted_import import boosted_ensemble
 from ..trees.ensemble import Ensemble
 from . import _params
 from .booster import RoundEvaluation, boost
+from .dask_fit import fit_on_dask, margins_on_dask, on_margins
 from .losses import LOSSES
 
 _DOC_PARAMS = """
@@ -65,6 +67,16 @@ _DOC_PARAMS = """
         the scikit-learn convention.
     verbose : bool, default=False
         A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
+    executor : "local", "dask", scheduler address or distributed.Client, default="local"
+        Who fits (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for the
+        session's default client, an address, or a client.  ``"hist"`` is data-parallel there (each worker
+        keeps a partition of the rows; histograms are added up, split decisions sent back:
+        :mod:`dtlab.boosting.dask_hist`), ``"exact"`` feature-parallel (each worker keeps every row of a
+        slice of the columns; the rows' sides go out as one bit per row: :mod:`dtlab.boosting.dask_exact`).
+        Exact gives the single-process trees for any number of workers, hist where the sums are exact.
+        Dask arrays and DataFrames (labels as a Dask array or Series) need a Dask executor; numpy, pandas
+        and scipy.sparse input is scattered.  ``predict`` on Dask input returns Dask collections whatever
+        the executor.
 """
 
 
@@ -75,7 +87,7 @@ class _GBDT(BaseEstimator):
                  reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
                  split_method: str = "exact", max_bins: int = 256, base_score: float | None = None,
                  early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
-                 random_state: Any = None, verbose: bool = False):
+                 random_state: Any = None, verbose: bool = False, executor: Any = "local"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -90,17 +102,21 @@ class _GBDT(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.executor = executor
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X, y_encoded, loss, n_outputs: int, base_margin: float, data, names, eval_set,
-             callbacks) -> None:
+             callbacks, engine=None) -> None:
+        """The boosting rounds with eval sets, callbacks and progress; ``engine`` (a Dask fit,
+        :mod:`.dask_fit`) brings its own ``backend``, ``evaluation(...)`` and ``boost(...)``."""
         params = _params.check_params(self)
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set")
         if callbacks is not None and not all(callable(c) for c in callbacks):
             raise TypeError("callbacks must be a list of callables callback(round, record) -> bool | None")
-        backend = resolve_backend(self.backend, X)  # once; the Backend object goes down to the split finders
+        # once; the Backend object goes down to the split finders
+        backend = resolve_backend(self.backend, X) if engine is None else engine.backend
         self.backend_ = backend.name
         self.base_margin_ = float(base_margin)
         self.n_outputs_ = n_outputs
@@ -109,10 +125,14 @@ class _GBDT(BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        evals = [(list(_params.predict_rows(Xe, data.n_features)), self._encode_eval(ye)) for Xe, ye in eval_set or []]
         metric = "rmse" if loss is LOSSES["squared_error"] else ("logloss" if n_outputs == 1 else "mlogloss")
-        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(evals))}
-        evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
+        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(eval_set or []))}
+        if engine is None:
+            evals = [(list(_params.predict_rows(Xe, data.n_features)), self._encode_eval(ye))
+                     for Xe, ye in eval_set or []]
+            evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
+        else:
+            evaluate = engine.evaluation(eval_set or [], self._encode_eval, loss, metric, n_outputs, base_margin)
         sets = list(self.evals_result_)
         # LightGBM's pattern: recording, early stopping (on the last eval set) and progress are callbacks
         stopping = EarlyStopping(esr, (sets[-1], metric)) if esr is not None else None
@@ -129,10 +149,13 @@ class _GBDT(BaseEstimator):
 
         try:
             with thread_scope(self.n_jobs) as n_threads:
-                trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round)
+                run = boost if engine is None else engine.boost
+                trees = run(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round)
         finally:
             if bar is not None:
                 bar.close()
+            if engine is not None:
+                engine.close()
         self.best_iteration_ = stopping.best_iteration if stopping is not None else None
         self._set_trees(trees)
 
@@ -169,6 +192,8 @@ class _GBDT(BaseEstimator):
         """Margins, float32 (n_samples, n_outputs): the inference engine's sums, on ``backend`` (resolved here,
         so that a model read from a file predicts wherever it is used)."""
         check_is_fitted(self, "trees_")
+        if is_dask_collection(X):  # a Dask collection of margins, predicted where the partitions are
+            return margins_on_dask(self, X)
         backend = resolve_backend(self.backend)  # GPU input goes to the host for backend="cpu" (predict_rows)
         with thread_scope(self.n_jobs):
             blocks = [self._predictor.predict(b, backend=backend)
@@ -218,6 +243,8 @@ class GBDTRegressor(RegressorMixin, _GBDT):
         ``eval_set``: a list of ``(X, y)`` whose loss is recorded after every round (``evals_result_``);
         ``callbacks``: ``callback(round, record) -> bool | None`` after every round (:mod:`dtlab.callbacks`;
         ``record`` holds the eval sets' losses; True stops)."""
+        if uses_dask(self.executor, X, y):
+            return fit_on_dask(self, X, y, eval_set, callbacks)
         data, names = _params.fit_data(X)
         y = fit_target(y, data.n_samples, self, numeric=True).astype(np.float32)
         base = float(np.mean(y)) if self.base_score is None else _params.check_real(self.base_score, "base_score")
@@ -225,8 +252,8 @@ class GBDTRegressor(RegressorMixin, _GBDT):
         return self
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predictions, float32 array (n_samples,)."""
-        return self._margin(X)[:, 0]
+        """Predictions, float32 array (n_samples,) (a Dask array or Series for Dask input)."""
+        return on_margins(self._margin(X), lambda m: m[:, 0])
 
 
 class GBDTClassifier(ClassifierMixin, _GBDT):
@@ -247,6 +274,8 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         ``eval_set`` and ``callbacks`` as :meth:`GBDTRegressor.fit`."""
         from sklearn.utils.multiclass import check_classification_targets
 
+        if uses_dask(self.executor, X, y):
+            return fit_on_dask(self, X, y, eval_set, callbacks)
         data, names = _params.fit_data(X)
         y = fit_target(y, data.n_samples, self)
         check_classification_targets(y)
@@ -275,12 +304,15 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Margins: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        m = self._margin(X)
-        return m[:, 0] if self.n_outputs_ == 1 else m
+        return on_margins(self._margin(X), lambda m: m[:, 0] if self.n_outputs_ == 1 else m)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, float64 array (n_samples, n_classes)."""
-        m = self._margin(X).astype(np.float64)
+        """Class probabilities, float64 array (n_samples, n_classes) (a Dask array or DataFrame for Dask
+        input, columns the classes)."""
+        return on_margins(self._margin(X), self._proba, columns=list(self.classes_))
+
+    def _proba(self, m: np.ndarray) -> np.ndarray:
+        m = m.astype(np.float64)
         if self.n_outputs_ == 1:
             p = 1.0 / (1.0 + np.exp(-m[:, 0]))
             return np.column_stack([1.0 - p, p])
@@ -289,6 +321,6 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         return e / e.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Most probable class label of each row."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        """Most probable class label of each row (a Dask array or Series for Dask input)."""
+        return on_margins(self._margin(X), lambda m: self.classes_[np.argmax(self._proba(m), axis=1)],
+                          dtype=self.classes_.dtype)

@@ -8,6 +8,10 @@ kept nodes in breadth-first order (children after their parents, as
 ``start_tree(g, h)``, ``find(n_nodes, node_g, node_h, node_n, lam, mcw)`` and
 ``split(split_k, split_f, split_thr, split_left, pos, side, last)`` (``last``: the children
 will be leaves, so the finder only marks each row's ``side`` and keeps no state for them).
+
+The rows' state (node, side, leaf; the children's sums) is :class:`HostRows`
+on the CPU; a finder may bring its own, ``row_state(g, h)`` (the Dask
+histogram finder keeps the rows on the workers: :mod:`.dask_hist`).
 """
 
 from __future__ import annotations
@@ -132,6 +136,26 @@ def _advance(pos, side, which, level_ids, leaf_of_row, g, h, n_children):
     return node_g, node_h, node_n
 
 
+class HostRows:
+    """The rows of one tree in host memory: each row's node (``pos``), ``side`` and leaf; the node sums."""
+
+    def __init__(self, g: np.ndarray, h: np.ndarray):
+        n = g.shape[0]
+        self.g, self.h = g, h
+        self.pos = np.zeros(n, np.int64)
+        self.side = np.zeros(n, np.uint8)
+        self._leaf = np.zeros(n, np.int64)
+
+    def root_sums(self):
+        return _node_sums(self.pos, self.g, self.h, 1)
+
+    def advance(self, which, level_ids, n_children):
+        return _advance(self.pos, self.side, which, level_ids, self._leaf, self.g, self.h, n_children)
+
+    def leaf_of_row(self) -> np.ndarray:
+        return self._leaf
+
+
 def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float,
                       reg_lambda: float, gamma: float, min_child_weight: float) -> tuple[BoostedTree, np.ndarray]:
     """Grow one tree level by level to ``max_depth``, prune by ``gamma``.
@@ -148,12 +172,9 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
     tree : BoostedTree
     leaf_of_row : int64 array (n_samples,), the (kept) leaf of every training row
     """
-    n = g.shape[0]
     lam, mcw = float(reg_lambda), float(min_child_weight)
-    pos = np.zeros(n, np.int64)
-    side = np.zeros(n, np.uint8)
-    leaf_of_row = np.zeros(n, np.int64)
     search.start_tree(g, h)
+    rows = search.row_state(g, h) if hasattr(search, "row_state") else HostRows(g, h)
     # the nodes in creation order (breadth first), at most 2^(max_depth + 1) - 1 of them
     size = 2 ** (max_depth + 1) - 1
     feature = np.full(size, -1, np.int32)
@@ -165,15 +186,14 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
     G = np.zeros(size)
     H = np.zeros(size)
     parent = np.full(size, -1, np.int64)
-    node_g, node_h, node_n = _node_sums(pos, g, h, 1)
+    node_g, node_h, node_n = rows.root_sums()
     G[0], H[0] = node_g[0], node_h[0]
     level_ids = np.zeros(1, np.int64)
     n_used = 1
     for depth in range(max_depth + 1):
         n_nodes = level_ids.shape[0]
         if depth == max_depth:
-            which = np.full(n_nodes, -1, np.int64)
-            _advance(pos, side, which, level_ids, leaf_of_row, g, h, 0)
+            rows.advance(np.full(n_nodes, -1, np.int64), level_ids, 0)
             break
         best_f, best, thr, mleft = search.find(n_nodes, node_g, node_h, node_n, lam, mcw)
         split_k = np.flatnonzero((best_f >= 0) & (best > RT_EPS))
@@ -181,9 +201,9 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
         which = np.full(n_nodes, -1, np.int64)
         which[split_k] = np.arange(n_split)
         if n_split:
-            search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], pos, side,
-                         last=depth + 1 == max_depth)
-        node_g, node_h, node_n = _advance(pos, side, which, level_ids, leaf_of_row, g, h, 2 * n_split)
+            search.split(split_k, best_f[split_k].astype(np.int64), thr[split_k], mleft[split_k], rows.pos,
+                         rows.side, last=depth + 1 == max_depth)
+        node_g, node_h, node_n = rows.advance(which, level_ids, 2 * n_split)
         if not n_split:
             break
         nodes = level_ids[split_k]
@@ -203,7 +223,7 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
     weight = np.where((H >= mcw) & (H > 0), -G / (H + lam), 0.0)
     tree = BoostedTree(feature, threshold, miss, left, right, weight.astype(np.float32) * np.float32(learning_rate),
                        gain, H)
-    return prune(tree, parent, gamma, leaf_of_row)
+    return prune(tree, parent, gamma, rows.leaf_of_row())
 
 
 def prune(tree: BoostedTree, parent: np.ndarray, gamma: float, leaf_of_row: np.ndarray):

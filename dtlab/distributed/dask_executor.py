@@ -77,6 +77,15 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return result, time.perf_counter() - start
 
 
+def _on_cluster(arg: Any) -> bool:
+    """Whether a part's argument is data on the cluster: a future, or a list or tuple of them."""
+    from distributed import Future
+
+    if isinstance(arg, (list, tuple)):
+        return len(arg) > 0 and all(_on_cluster(a) for a in arg)
+    return isinstance(arg, Future)
+
+
 def alive_workers(client) -> list[str]:
     try:
         return sorted(client.scheduler_info(n_workers=-1)["workers"])
@@ -96,7 +105,9 @@ class DaskExecutor:
         (it closes one it connected to by address).
     parts : sequence of tuples
         The arguments of ``make_state`` for each part (e.g. a shard's arrays);
-        the host keeps them to send a part again when its worker leaves.
+        the host keeps them to send a part again when its worker leaves.  An
+        argument that is a ``distributed.Future`` (or a list of them: data
+        already on the cluster) is passed as it is, not scattered.
     make_state : callable
         ``make_state(*part) -> state``, run on the worker that keeps the part;
         importable by the workers (a module-level function).
@@ -126,7 +137,14 @@ class DaskExecutor:
 
     def _place(self, i: int):
         worker = self.workers[i]
-        arrays = self.client.scatter(list(self._parts[i]), workers=[worker], broadcast=False, hash=False)
+        # host objects are scattered from the host's copy; data already on the cluster (futures, e.g. a Dask
+        # collection's blocks) is passed as it is: Dask moves it, or computes it again from its graph if lost
+        arrays = list(self._parts[i])
+        host = [k for k, a in enumerate(arrays) if not _on_cluster(a)]
+        if host:
+            sent = self.client.scatter([arrays[k] for k in host], workers=[worker], broadcast=False, hash=False)
+            for k, future in zip(host, sent):
+                arrays[k] = future
         return self.client.submit(self._make_state, *arrays, workers=[worker], allow_other_workers=False,
                                   pure=False, key=f"dtlab-part-{i}-{uuid.uuid4().hex}")
 

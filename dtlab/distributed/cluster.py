@@ -1,0 +1,46 @@
+"""A ``LocalCluster`` on loopback for notebooks, tests and benchmarks, its Dask log lines kept quiet."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+__all__ = ["local_cluster"]
+
+
+@contextmanager
+def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, processes: bool = True,
+                  dashboard: bool = False) -> Iterator[Any]:
+    """A ``distributed.LocalCluster`` on 127.0.0.1 and its client, closed on exit.
+
+    Parameters
+    ----------
+    n_workers, threads_per_worker : int
+    processes : bool
+        Worker processes (each under a nanny, which starts a new one when its worker dies), or threads of
+        this process (faster to start; what tests use where a real process is not needed).
+    dashboard : bool
+        Serve the dashboard on a free port of 127.0.0.1 (``client.dashboard_link``).
+
+    Dask's own log lines (a failed heartbeat, a closed stream while the cluster shuts down) stay out of the
+    output from the start to the end of the teardown: a notebook cell would show them as tracebacks.
+    """
+    import logging
+
+    import distributed
+
+    kwargs = dict(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=processes,
+                  host="127.0.0.1", dashboard_address="127.0.0.1:0" if dashboard else None,
+                  silence_logs=logging.CRITICAL)
+    if not processes:
+        kwargs["protocol"] = "tcp"
+    handlers = [h for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)]
+    levels = [h.level for h in handlers]
+    try:
+        for h in handlers:
+            h.setLevel(logging.CRITICAL)
+        with distributed.LocalCluster(**kwargs) as cluster, distributed.Client(cluster) as client:
+            yield client
+    finally:
+        for h, level in zip(handlers, levels):
+            h.setLevel(level)

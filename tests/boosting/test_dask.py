@@ -1,0 +1,156 @@
+"""GBDT on a LocalCluster on loopback (1, 2 and 3 workers): exact gives the single-process trees bit for bit,
+hist where the sums are exact (and the same AUC otherwise); Dask input and output; eval sets on Dask."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+from sklearn.metrics import roc_auc_score  # noqa: E402
+
+from dtlab.boosting import GBDTClassifier, GBDTRegressor  # noqa: E402
+from dtlab.distributed.cluster import local_cluster  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+
+FIELDS = ("feature", "threshold", "missing_left", "left", "right", "value", "gain", "cover")
+
+
+def assert_same_trees(a, b):
+    assert len(a.trees_) == len(b.trees_)
+    for i, (s, t) in enumerate(zip(a.trees_, b.trees_)):
+        for f in FIELDS:
+            assert np.array_equal(getattr(s, f), getattr(t, f)), (i, f)
+    assert a.base_margin_ == b.base_margin_
+
+
+@pytest.fixture(scope="module", params=[1, 2, 3], ids=lambda n: f"{n}workers")
+def client(request):
+    with local_cluster(n_workers=request.param, processes=False) as c:
+        yield c
+
+
+def data(n=900, d=6, seed=0, missing=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    X[:, 2] = rng.integers(0, 5, n)  # ties and few distinct values
+    X[:, 4] = np.round(X[:, 4], 1)
+    z = X[:, 0] + np.sin(2 * X[:, 1]) + 0.5 * X[:, 2] - X[:, 3] * X[:, 4] + 0.5 * rng.normal(size=n)
+    X[rng.random((n, d)) < missing] = np.nan
+    return X, z
+
+
+@pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])
+def test_exact_gives_the_single_process_trees(client, kind):
+    X, z = data()
+    params = dict(n_estimators=4, max_depth=4, split_method="exact", n_jobs=1)
+    if kind == "regression":
+        est, y = GBDTRegressor, z.astype(np.float32)
+    else:
+        est = GBDTClassifier
+        y = (z > 0).astype(int) if kind == "binary" else np.digitize(z, [-1, 0, 1])
+        y = np.array(["a", "b", "c", "d"])[y]
+    local = est(**params).fit(X, y)
+    dist = est(**params, executor=client).fit(X, y)
+    assert_same_trees(dist, local)
+    assert dist.dask_stats_["level_bytes"] and len(dist.dask_stats_["workers"]) == len(
+        client.scheduler_info()["workers"])
+    np.testing.assert_array_equal(dist.predict(X), local.predict(X))
+
+
+def test_exact_on_a_dask_dataframe_and_sparse_input(client):
+    X, z = data(n=700, missing=0.0)
+    y = (z > 0.3).astype(np.int64)
+    params = dict(n_estimators=3, max_depth=3, split_method="exact", n_jobs=1)
+    local = GBDTClassifier(**params).fit(X, y)
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    ddf = dd.from_pandas(frame, npartitions=4)
+    dist = GBDTClassifier(**params, executor=client).fit(ddf, dd.from_pandas(pd.Series(y), npartitions=4))
+    assert_same_trees(dist, local)
+    assert list(dist.feature_names_in_) == list(frame.columns)
+    Xs = scipy.sparse.random(600, 5, density=0.4, format="csr", random_state=1, dtype=np.float32)
+    ys = (np.asarray(Xs.sum(axis=1)).ravel() > 0.5).astype(int)
+    assert_same_trees(GBDTClassifier(**params, executor=client).fit(Xs, ys), GBDTClassifier(**params).fit(Xs, ys))
+
+
+def test_hist_gives_the_single_process_trees_where_sums_are_exact(client):
+    """Squared error on small-integer targets, learning rate 1/2: every sum of g and h is exact, so the order
+    in which the workers' histograms are added does not matter."""
+    X, z = data(n=1200, missing=0.05)
+    y = np.clip(np.round(z), -2, 2).astype(np.float32) + 3  # targets 1..5
+    params = dict(n_estimators=5, max_depth=4, split_method="hist", max_bins=32, learning_rate=0.5, n_jobs=1)
+    local = GBDTRegressor(**params).fit(X, y)
+    Xd = da.from_array(X, chunks=(250, 3))
+    dist = GBDTRegressor(**params, executor=client).fit(Xd, da.from_array(y, chunks=250))
+    assert_same_trees(dist, local)
+    levels = dist.dask_stats_["level_bytes"]
+    assert levels[0][0] == 0 and max(b for _, b in levels) > 0
+
+
+def test_hist_auc_within_a_thousandth_of_one_process(client):
+    rng = np.random.default_rng(5)
+    X, z = data(n=4000, seed=5)
+    y = (z + 0.3 * rng.normal(size=z.shape[0]) > 0).astype(int)
+    train, test = slice(0, 3000), slice(3000, None)
+    params = dict(n_estimators=20, max_depth=4, split_method="hist", learning_rate=0.3, n_jobs=1)
+    local = GBDTClassifier(**params).fit(X[train], y[train])
+    dist = GBDTClassifier(**params, executor=client).fit(X[train], y[train])
+    auc_local = roc_auc_score(y[test], local.predict_proba(X[test])[:, 1])
+    auc_dist = roc_auc_score(y[test], dist.predict_proba(X[test])[:, 1])
+    assert abs(auc_dist - auc_local) <= 1e-3
+    for s, t in zip(dist.trees_, local.trees_):  # rounding apart, the same splits
+        assert np.array_equal(s.feature, t.feature)
+
+
+def test_predictions_on_dask_input_are_dask_collections(client):
+    X, z = data(n=600)
+    y = np.digitize(z, [-1, 1])
+    clf = GBDTClassifier(n_estimators=3, max_depth=3, split_method="hist").fit(X, y)
+    Xd = da.from_array(X, chunks=(200, 6))
+    proba = clf.predict_proba(Xd)
+    labels = clf.predict(Xd)
+    assert isinstance(proba, da.Array) and isinstance(labels, da.Array)
+    np.testing.assert_allclose(proba.compute(), clf.predict_proba(X), rtol=1e-12)
+    np.testing.assert_array_equal(labels.compute(), clf.predict(X))
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")), npartitions=3)
+    as_frame = clf.predict_proba(frame)
+    assert list(as_frame.columns) == list(clf.classes_)
+    np.testing.assert_allclose(as_frame.compute().to_numpy(), clf.predict_proba(X), rtol=1e-12)
+    reg = GBDTRegressor(n_estimators=2, max_depth=2).fit(X, z)
+    pred = reg.predict(frame)
+    assert isinstance(pred, dd.Series)
+    np.testing.assert_array_equal(pred.compute().to_numpy(), reg.predict(X))
+
+
+@pytest.mark.parametrize("split_method", ["hist", "exact"])
+def test_eval_set_on_dask_data(client, split_method):
+    X, z = data(n=1000)
+    y = (z > 0).astype(int)
+    params = dict(n_estimators=6, max_depth=3, split_method=split_method, n_jobs=1)
+    local = GBDTClassifier(**params).fit(X[:700], y[:700], eval_set=[(X[700:], y[700:])])
+    Xe, ye = da.from_array(X[700:], chunks=(120, 6)), da.from_array(y[700:], chunks=120)
+    dist = GBDTClassifier(**params, executor=client).fit(X[:700], y[:700], eval_set=[(X[700:], y[700:]), (Xe, ye)])
+    for name in ("validation_0", "validation_1"):
+        np.testing.assert_allclose(dist.evals_result_[name]["logloss"], local.evals_result_["validation_0"]["logloss"],
+                                   rtol=1e-5)
+    stopped = GBDTClassifier(**params, executor=client, early_stopping_rounds=1, learning_rate=2.0).fit(
+        X[:700], y[:700], eval_set=[(Xe, ye)])
+    assert stopped.best_iteration_ is not None and len(stopped.trees_) <= 6
+
+
+def test_dask_input_needs_a_dask_executor_and_bad_labels_are_clear_errors(client):
+    X, z = data(n=100)
+    with pytest.raises(ValueError, match="executor='dask'"):
+        GBDTRegressor().fit(da.from_array(X), z)
+    with pytest.raises(ValueError, match="one class only"):
+        GBDTClassifier(executor=client, split_method="hist").fit(X, np.zeros(100))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        GBDTRegressor(executor=client, split_method="hist").fit(X, np.where(z > 1, np.nan, z))
+    with pytest.raises(ValueError, match="CPU split searches"):
+        GBDTRegressor(executor=client, backend="cuda").fit(X, z)
+    with pytest.raises(ValueError, match="executor must be"):
+        GBDTRegressor(executor="nowhere").fit(X, z)
