@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-__all__ = ["local_cluster"]
+__all__ = ["ClusterSession", "local_cluster"]
 
 
 @contextmanager
@@ -44,3 +44,29 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1, processes: bo
     finally:
         for h, level in zip(handlers, levels):
             h.setLevel(level)
+
+
+class ClusterSession:
+    """A LocalCluster kept open across notebook cells, restarted with other sizes on demand.
+
+    ``start(n_workers, threads_per_worker)`` closes the previous cluster and starts one (worker processes,
+    dashboard on a free loopback port); ``client`` is its client; ``close()`` ends it (idempotent).
+    """
+
+    def __init__(self, processes: bool = True, dashboard: bool = True):
+        self.processes, self.dashboard = processes, dashboard
+        self._context = None
+        self.client = None
+
+    def start(self, n_workers: int = 2, threads_per_worker: int = 1) -> dict:
+        """Start a cluster; returns ``{"workers", "threads per worker", "dashboard"}``."""
+        self.close()
+        self._context = local_cluster(int(n_workers), int(threads_per_worker), self.processes, self.dashboard)
+        self.client = self._context.__enter__()
+        return {"workers": len(self.client.scheduler_info()["workers"]), "threads per worker": int(threads_per_worker),
+                "dashboard": self.client.dashboard_link if self.dashboard else None}
+
+    def close(self) -> None:
+        if self._context is not None:
+            context, self._context, self.client = self._context, None, None
+            context.__exit__(None, None, None)
