@@ -97,6 +97,9 @@ class DaskEngine:
                 "level_bytes": list(self.search.level_bytes), "resent": r.executor.resent}
 
     def close(self) -> None:
+        """Release the parts on the workers (and a client connected by address); idempotent."""
+        if getattr(self, "dask_stats", None) is not None:
+            return
         self.dask_stats = self.stats()
         for ev in self._evals:
             ev.close()
@@ -129,9 +132,11 @@ def fit_on_dask(est, X: Any, y: Any, eval_set: list | None, callbacks: list | No
     client = connect(None if est.executor == "dask" else est.executor)
     try:
         n_workers = len(alive_workers(client))
+        n_rows = shape[0] if isinstance(shape[0], (int, np.integer)) else None  # a DataFrame's is not known
         if params["split_method"] == "hist":
             parts = row_parts(client, X, y, n_parts=n_workers)
             targets = summarize_targets(client, parts, classifier)
+            _same_rows(n_rows, targets.n_samples)
             loss, n_outputs, base, classes, y_codes = _targets(est, targets, classifier)
             replicas = Replicas(client, [(xb, yb, classes, loss.name, n_outputs, base, params["max_bins"])
                                          for xb, yb in parts], HistPart)
@@ -139,6 +144,7 @@ def fit_on_dask(est, X: Any, y: Any, eval_set: list | None, callbacks: list | No
         else:
             y_host = gather_labels(client, y)
             targets = summarize_targets(client, [([], [y_host])], classifier)
+            _same_rows(n_rows, targets.n_samples)
             loss, n_outputs, base, classes, y_codes = _targets(est, targets, classifier, y_host)
             slices = feature_slices(np.ones(n_features), n_workers)
             blocks = column_parts(client, X, slices)
@@ -151,10 +157,18 @@ def fit_on_dask(est, X: Any, y: Any, eval_set: list | None, callbacks: list | No
         raise
     if classifier:
         est.classes_ = classes
-    est._fit(X, y_codes, loss, n_outputs, base, ClusterData(targets.n_samples, n_features), _feature_names(X),
-             eval_set, callbacks, engine=engine)
+    try:
+        est._fit(X, y_codes, loss, n_outputs, base, ClusterData(targets.n_samples, n_features), _feature_names(X),
+                 eval_set, callbacks, engine=engine)
+    finally:
+        engine.close()  # also where _fit stopped before its rounds
     est.dask_stats_ = engine.dask_stats
     return est
+
+
+def _same_rows(n_rows: int | None, n_targets: int) -> None:
+    if n_rows is not None and n_rows != n_targets:
+        raise ValueError(f"X has {n_rows} rows but y has {n_targets}")
 
 
 def _targets(est, targets, classifier: bool, y_host: np.ndarray | None = None):

@@ -25,10 +25,13 @@ __all__ = ["column_parts", "row_parts", "stack_rows"]
 
 
 def _dask_row_blocks(X: Any) -> list:
-    """Delayed objects of ``X``'s row blocks (whole rows), in order."""
+    """Delayed objects of ``X``'s row blocks (whole rows), in order: a Dask array's blocks, a DataFrame's or
+    Series' partitions."""
+    if not hasattr(X, "numblocks"):
+        return list(X.to_delayed())
     if X.ndim == 2 and X.numblocks[1] > 1:
         X = X.rechunk({1: -1})  # a row block holds every column: merged on the cluster, not here
-    return list(np.asarray(X.to_delayed()).ravel())
+    return X.to_delayed().ravel().tolist()
 
 
 def _block_lengths(X: Any) -> list[int]:

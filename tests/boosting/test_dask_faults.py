@@ -83,16 +83,18 @@ def _wait_for_workers(client, n, timeout=60):
 
 @pytest.mark.timeout(300)
 def test_a_killed_worker_process_mid_fit_gives_the_same_tron_model(process_cluster):
-    X, y = _data(n=20000, d=30, seed=1)
-    local = TronLogisticRegression(C=1.0, tol=1e-4, n_jobs=1).fit(X, y)
+    X, y = _data(n=40000, d=40, seed=1)
+    params = dict(C=1.0, tol=1e-6, solver="newton")
+    local = TronLogisticRegression(**params, n_jobs=1).fit(X, y)
     workers = sorted(process_cluster.scheduler_info()["workers"])
     pid = process_cluster.run(os.getpid, workers=[workers[0]])[workers[0]]
     killed = []
-    timer = threading.Timer(0.5, lambda: (os.kill(pid, signal.SIGKILL), killed.append(time.monotonic())))
+    timer = threading.Timer(0.3, lambda: (os.kill(pid, signal.SIGKILL), killed.append(time.monotonic())))
     timer.start()
-    dist = TronLogisticRegression(C=1.0, tol=1e-4, executor=process_cluster).fit(X, y)
+    dist = TronLogisticRegression(**params, executor=process_cluster).fit(X, y)
+    end = time.monotonic()
     timer.join()
-    assert killed
+    assert killed and killed[0] < end, "the worker was not killed while the fit ran"
     assert dist.n_iter_ == local.n_iter_
     assert abs(dist.objective_ - local.objective_) <= 1e-10 * abs(local.objective_)
     _wait_for_workers(process_cluster, 2)
