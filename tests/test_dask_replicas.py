@@ -82,7 +82,7 @@ def test_replicas_on_a_cluster_and_row_parts_of_host_and_dask_data():
             assert reps.send(1.0) == [sum(p[0][0].sum() for p in host[:1]) + 1.0,
                                       host[1][0][0].sum() + 1.0, host[2][0][0].sum() + 1.0]
             assert reps.ask(_total) == reps.send(0.0)
-            assert reps.journal.seq == 2 and reps.sent_bytes == 0
+            assert reps.journal.seq == 2 and reps.sent_bytes == 2 * 3 * 8  # two scalar messages to three parts
         finally:
             reps.close()
 
@@ -112,3 +112,15 @@ def test_property_cuts_of_parts_equal_the_cuts_of_the_whole(seed, n, max_bins, n
         col = X[:, f][~np.isnan(X[:, f])]
         assert np.array_equal(cuts[f], bin_edges(col, max_bins)), f
         assert n_present[f] == col.shape[0]
+
+
+def test_parts_are_contiguous_balanced_and_never_empty():
+    from dtlab.boosting.dask_exact import feature_slices
+    from dtlab.distributed.dask_data import _groups
+
+    assert _groups([3] * 6 + [2], 2) == [(0, 3), (3, 7)]
+    assert _groups([10, 0, 0, 5], 2) == [(0, 1), (1, 4)]
+    assert _groups([4], 3) == [(0, 1)]  # never more parts than blocks with rows
+    assert feature_slices(np.ones(7), 3) == [(0, 3), (3, 5), (5, 7)]
+    assert feature_slices(np.array([100, 1, 1, 1]), 2) == [(0, 1), (1, 4)]
+    assert feature_slices(np.ones(2), 5) == [(0, 1), (1, 2)]

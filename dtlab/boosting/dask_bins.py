@@ -124,6 +124,7 @@ def distributed_cuts(n_features: int, max_bins: int, summaries: Callable[[], lis
                 cuts[f] = np.where(mids == d[:-1], d[1:], mids).astype(np.float32)
             continue
         steps = np.linspace(0, n_present[f] - 1, max_bins)[1:-1].round().astype(np.int64)
+        cuts[f] = np.empty(0, np.float32)  # max_bins = 2: no order statistic wanted, no cut
         wanted_f.append(np.full(steps.shape[0], f, np.int64))
         wanted_rank.append(steps)
     if wanted_f:

@@ -47,9 +47,13 @@ def _block_lengths(X: Any) -> list[int]:
 def _groups(lengths: list[int], n_parts: int) -> list[tuple[int, int]]:
     """Contiguous runs of blocks, one per part, with as equal row counts as the blocks allow (none empty)."""
     n_parts = max(1, min(n_parts, sum(1 for c in lengths if c > 0)))
-    ends = np.cumsum(lengths)
-    targets = [round(ends[-1] * (k + 1) / n_parts) for k in range(n_parts - 1)]
-    cuts = [0] + [int(np.searchsorted(ends, t, side="left")) + 1 for t in targets] + [len(lengths)]
+    starts = np.concatenate([[0], np.cumsum(lengths)])  # rows before each block boundary
+    cuts = [0]
+    for k in range(1, n_parts):  # the boundary nearest to an equal share of the rows
+        target = starts[-1] * k / n_parts
+        i = int(np.searchsorted(starts, target))
+        cuts.append(i - 1 if i > 0 and target - starts[i - 1] <= starts[min(i, len(starts) - 1)] - target else i)
+    cuts.append(len(lengths))
     for k in range(1, len(cuts)):  # at least one block each, in order
         cuts[k] = min(max(cuts[k], cuts[k - 1] + 1), len(lengths) - (len(cuts) - 1 - k))
     return [(cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1)]

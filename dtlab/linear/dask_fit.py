@@ -263,7 +263,7 @@ def fit_on_dask(X: Any, y: Any, executor: Any, *, loss: str, C: float, tol: floa
     try:
         parts = row_parts(client, X, y, n_parts=len(alive_workers(client)))
         n, classes, n_pos = summarize_labels(client, parts)
-        if n != X.shape[0] and not np.isnan(X.shape[0]):
+        if isinstance(X.shape[0], (int, np.integer)) and n != X.shape[0]:  # a DataFrame's row count is lazy
             raise ValueError(f"X has {X.shape[0]} rows but y has {n}")
         objective = DaskL2Objective(client, parts, classes, loss, C, fit_intercept, n_features)
         eps = tol * max(min(n_pos, n - n_pos), 1) / n  # LIBLINEAR's primal_solver_tol, as the local fit
