@@ -225,7 +225,8 @@ class DaskHistSearch(HistSearch):
         self.level_bytes.append((0, self.replicas.received_bytes - before))
         self._root_sums = _add_sums([r[0] for r in replies])
         self.hg, self.hh = _add_hists([r[1] for r in replies])
-        self.build = np.empty(0, np.int64)  # the scan only: the histograms are made
+        self.hg_parent, self.hh_parent = self.hg, self.hh
+        self.build = self.parent = np.empty(0, np.int64)  # the scan only: the histograms are made
         self.g = self.h = np.empty(0, np.float32)
         self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
         self.depth = 0
@@ -268,6 +269,7 @@ class DaskHistSearch(HistSearch):
             hg[build ^ 1] = self.hg[split_k] - built_g  # the sibling: its parent minus the built child
             hh[build ^ 1] = self.hh[split_k] - built_h
             self.hg, self.hh = hg, hh
+        self.hg_parent, self.hh_parent = self.hg, self.hh  # unread: nothing is built or subtracted by the scan
         return sums
 
 

@@ -88,7 +88,10 @@ def _on_cluster(arg: Any) -> bool:
 
 def alive_workers(client) -> list[str]:
     try:
-        return sorted(client.scheduler_info(n_workers=-1)["workers"])
+        # asked of the scheduler itself: the client's cached identity, which scheduler_info refreshes and
+        # returns, is rewritten without its workers by the client's own periodic update, which can land between
+        # the two (a cluster of two workers was once read as having none)
+        return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
     except TypeError:  # older distributed: no n_workers argument
         return sorted(client.scheduler_info()["workers"])
     except (OSError, TimeoutError) as exc:

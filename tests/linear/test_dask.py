@@ -35,7 +35,7 @@ def test_same_objective_and_iterations_as_one_process(client, sparse_data, estim
     dist = estimator(**params, executor=client).fit(X, y)
     assert dist.n_iter_ == local.n_iter_ and dist.n_cg_iter_ == local.n_cg_iter_
     assert abs(dist.objective_ - local.objective_) <= 1e-10 * abs(local.objective_)
-    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=1e-5, atol=1e-8 * np.abs(local.coef_).max())
     assert list(dist.classes_) == ["ham", "spam"]
     assert dist.placement_["placement"] == "dask"
     assert len(dist.placement_["workers"]) == len(client.scheduler_info()["workers"])
