@@ -3,9 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.dtlab-installed
+PEERS := .peers
+PEERS_STAMP := $(PEERS)/.installed
+GPU_COMPILE_STAMP := $(VENV)/.dtlab-gpu-compile
 SCALE ?= small
 
-.PHONY: setup git-filter figures test test-browser lint lab bench readme gpu-check clean-figures
+.PHONY: setup git-filter figures test test-browser screens lint lab bench peers readme gpu-check gpu-compile clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,13 +32,22 @@ git-filter: $(STAMP)
 figures: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
 
-## the whole test suite, notebooks included (CUDA paths under numba's simulator)
+## the whole test suite, notebooks included (CUDA paths under numba's simulator); a missing peer (XGBoost,
+## LightGBM, LIBLINEAR, Dask, pystreed) fails its tests instead of skipping them (tests/conftest.py)
 test: $(STAMP)
-	NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
+	DTLAB_REQUIRE_PEERS=1 NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
 
-## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/screens/
+## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/_scratch/screens/
 test-browser: $(STAMP)
 	$(PY) -m pytest tests/browser -m browser -v
+
+## regenerate the browser suite's screenshots (figures/screens/*.png: the README's gallery) and the notebooks'
+## run times (figures/screens/times.json: Run All and slider in JupyterLab, then each notebook headless under
+## nbval), and notebooks/README.md's table from them. `make test` writes none of these (git status stays clean).
+screens: $(STAMP)
+	DTLAB_SCREENS_DIR=figures/screens DTLAB_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser -m browser -v
+	$(PY) scripts/notebook_times.py headless
+	$(PY) scripts/notebook_times.py readme
 
 ## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
 lint: $(STAMP)
@@ -46,15 +58,38 @@ lint: $(STAMP)
 lab: setup
 	$(PY) scripts/lab.py
 
+## peers that cannot share .venv (dtlab/experiments/peer_env.py): liblinear-multicore installs the module name
+## of liblinear-official, so its sdist is built (gcc, OpenMP) into .peers/liblinear-multicore; lleaves 1.3 needs
+## llvmlite < 0.45 (numba needs a newer one), so it gets its own venv .peers/lleaves
+peers: $(PEERS_STAMP)
+
+$(PEERS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --no-deps --upgrade --target $(PEERS)/liblinear-multicore "liblinear-multicore==2.50.0"
+	$(PYTHON) -m venv $(PEERS)/lleaves
+	$(PEERS)/lleaves/bin/python -m pip install --quiet "lleaves==1.3.0" "llvmlite<0.45" numpy
+	touch $@
+
 ## benchmarks against the peers (scikit-learn, XGBoost, LightGBM, LIBLINEAR) and the NumPy reference, per core and whole machine; ratios go to
-## figures/results.json and the README's results section
-bench: $(STAMP)
+## figures/results.json and the README's results section; the peers of .peers/ are set up first
+bench: $(STAMP) $(PEERS_STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab bench --scale $(SCALE)
 
 ## regenerate only the README's results section from figures/results.json (no new measurements)
 readme: $(STAMP)
 	$(PY) -m dtlab readme
 
-## on a GPU machine: real-GPU tests, then GPU benchmarks (no venv: uses that machine's python3)
+## on a GPU machine: real-GPU tests, every kernel measured against its H200 model, then the GPU benchmarks, under
+## 8 minutes (no venv: that machine's python3 and its cupy, CUDA 12 or 13); fails on a machine without a GPU
 gpu-check:
 	bash scripts/gpu_check.sh
+
+$(GPU_COMPILE_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e ".[gpu-compile]"
+	touch $(GPU_COMPILE_STAMP)
+
+## without a GPU: every kernel the package launches compiled for sm_90 and sm_80 and assembled by ptxas -v;
+## registers, spills, stack, shared memory and occupancy into figures/gpu/kernels.json (commit it); fails on a
+## compile error, a spill, > 48 KiB of static shared memory, registers x block beyond the register file, an FMA in
+## a kernel declared exact
+gpu-compile: $(GPU_COMPILE_STAMP)
+	NUMBA_ENABLE_CUDASIM=0 $(PY) -m dtlab.gpu.compile --out figures/gpu

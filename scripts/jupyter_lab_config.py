@@ -1,4 +1,4 @@
-"""Jupyter server settings for ``make lab`` (passed by ``scripts/lab.py`` as ``--config``).
+"""Jupyter server settings for ``make lab`` (passed by ``scripts/lab.py`` as ``--config``): the token, saving.
 
 Notebooks are saved without outputs, as they are committed: a run in JupyterLab
 (autosave included) leaves the files, and so ``git status``, unchanged unless a
@@ -39,3 +39,8 @@ def strip_outputs_on_save(model, path, contents_manager, **kwargs):
 
 c = get_config()  # noqa: F821 (defined by Jupyter when it loads this file)
 c.FileContentsManager.pre_save_hook = strip_outputs_on_save
+# The token comes in the environment (scripts/lab.py, the browser suite), never on the command line where `ps`
+# shows it to every user; taken out of the environment here, so the kernels this server starts do not inherit it.
+_token = os.environ.pop("DTLAB_LAB_TOKEN", None)
+if _token:
+    c.IdentityProvider.token = _token

@@ -5,6 +5,11 @@ Run by ``make lab`` with the project's virtual environment; usable on its own
 project's machines and containers run as root) it adds ``--allow-root``; as a
 user it does not.  It prints the URL (with its token) before the server starts,
 then JupyterLab's own log follows.
+
+The token travels in the environment (``DTLAB_LAB_TOKEN``), never on the
+command line, where ``ps`` would show it to every user of the machine;
+``scripts/jupyter_lab_config.py`` moves it into the server's configuration and
+out of the environment, so the kernels do not inherit it either.
 """
 
 from __future__ import annotations
@@ -39,16 +44,32 @@ def headless() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def lab_command(port: int, token: str, *, as_root: bool, open_browser: bool, extra: list[str]) -> list[str]:
-    """The ``jupyter lab`` command line (a list for ``os.execvpe``)."""
+#: The environment variable that carries the token to ``scripts/jupyter_lab_config.py``.
+TOKEN_VARIABLE = "DTLAB_LAB_TOKEN"
+
+
+def lab_command(port: int, *, as_root: bool, open_browser: bool, extra: list[str]) -> list[str]:
+    """The ``jupyter lab`` command line (a list for ``os.execvpe``); no token in it (:func:`lab_environment`)."""
     cmd = [sys.executable, "-m", "jupyter", "lab", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-           f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={ROOT / 'notebooks'}",
-           f"--config={ROOT / 'scripts' / 'jupyter_lab_config.py'}"]  # saves notebooks without outputs
+           f"--ServerApp.root_dir={ROOT / 'notebooks'}",
+           f"--config={ROOT / 'scripts' / 'jupyter_lab_config.py'}"]  # the token, and saves without outputs
     if as_root:
         cmd.append("--allow-root")
     if not open_browser:
         cmd.append("--no-browser")
     return cmd + extra
+
+
+def lab_environment(token: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: ``base`` (default ``os.environ``) with the token in :data:`TOKEN_VARIABLE` only.
+
+    A token chosen in ``LAB_TOKEN`` is not passed on (the kernels would inherit it), nor a test run's MPLBACKEND.
+    """
+    env = dict(os.environ if base is None else base)
+    env.pop("MPLBACKEND", None)  # a test run's Agg would replace the notebook's inline figures with text
+    env.pop("LAB_TOKEN", None)
+    env[TOKEN_VARIABLE] = token
+    return env
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -66,9 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     if not open_browser:
         print(f"No browser opened (headless). From another machine: ssh -L {port}:127.0.0.1:{port} <this host>, "
               "then open the URL above. Stop with Ctrl-C.", flush=True)
-    env = dict(os.environ)
-    env.pop("MPLBACKEND", None)  # a test run's Agg would replace the notebook's inline figures with text
-    os.execvpe(sys.executable, lab_command(port, token, as_root=as_root, open_browser=open_browser, extra=extra), env)
+    os.execvpe(sys.executable, lab_command(port, as_root=as_root, open_browser=open_browser, extra=extra),
+               lab_environment(token))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ PACKAGE = ROOT / "dtlab"
 #: Modules that are not techniques; none of them may import a technique package (or the lab).
 FOUNDATION = ("dtlab.backend", "dtlab._validation", "dtlab._jit", "dtlab._cuda_blocks", "dtlab.callbacks",
               "dtlab.datasets", "dtlab.trees", "dtlab.splits", "dtlab.plotting", "dtlab.distributed", "dtlab.testing",
-              "dtlab.widgets")
+              "dtlab.widgets", "dtlab.gpu")
 #: The lab: the registry behind ``python -m dtlab figures | bench``, timing helpers, the gallery; the techniques'
 #: experiments register into it (its catalog imports them by name, which no static edge shows).
 LAB = ("dtlab.experiments",)

@@ -1,6 +1,10 @@
 """The foundation's device pool, shard planning and Dask executor (generic: no technique involved)."""
 
+import os
+import signal
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -91,6 +95,72 @@ def test_dask_executor_maps_over_parts_and_reports_worker_errors():
             ex.map(_explode)
         ex.close()
         assert client.status == "running"
+
+
+def _slow_count(state, k, seconds):
+    time.sleep(seconds)
+    return state["n"] + k
+
+
+@pytest.fixture(scope="module")
+def process_cluster():
+    """Two worker processes (each under a nanny, which starts a new one when its worker dies) on loopback.
+
+    The workers import this module's functions by value: the test folder need not be importable there.
+    """
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tcp",
+                                      host="127.0.0.1", dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            yield client
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def test_a_worker_process_killed_mid_round_has_its_part_resent_and_the_round_completes(process_cluster):
+    """SIGKILL to the process of the worker holding part 0 while the round runs: the round still gives every
+    part's result, computed again from the host's copy of the part, well within the round's timeout."""
+    from dtlab.distributed.dask_executor import DaskExecutor
+
+    client = process_cluster
+    ex = DaskExecutor(client, [(np.zeros(3),), (np.zeros(5),)], _rows, round_timeout=60)
+    try:
+        assert ex.map(_count, 1) == [4, 6] and ex.resent == 0
+        victim = ex.workers[0]
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        assert pid != os.getpid()  # a process of its own
+        killed_at = []
+        killer = threading.Timer(1.0, lambda: (os.kill(pid, signal.SIGKILL), killed_at.append(time.monotonic())))
+        start = time.monotonic()
+        killer.start()
+        result = ex.map(_slow_count, 1, 3.0)  # each part sleeps 3 s on its worker: the kill lands mid-round
+        end = time.monotonic()
+        killer.join()
+        assert result == [4, 6]
+        assert start < killed_at[0] < end - 2.0, "the worker was not killed while the round ran"
+        assert ex.resent >= 1 and ex.workers[0] != victim
+        assert end - start < 30
+        assert ex.map(_count, 2) == [5, 7]  # and the executor keeps working
+    finally:
+        ex.close()
+
+
+def test_a_round_that_hangs_stops_with_a_clear_error_within_its_timeout(process_cluster):
+    from dtlab.distributed.dask_executor import ClusterError, DaskExecutor
+
+    ex = DaskExecutor(process_cluster, [(np.zeros(3),), (np.zeros(5),)], _rows, round_timeout=2.0)
+    try:
+        start = time.monotonic()
+        with pytest.raises(ClusterError, match=r"did not finish within 2 s \(2 of 2 parts still pending"):
+            ex.map(_slow_count, 0, 8.0)  # a worker stuck in its work (sleeping past the timeout)
+        assert time.monotonic() - start < 6
+    finally:
+        ex.close()
+    with pytest.raises(ValueError, match="round_timeout must be > 0"):
+        DaskExecutor(process_cluster, [(np.zeros(3),)], _rows, round_timeout=0)
 
 
 def test_importing_gdt_and_the_pools_pulls_in_no_cuda_cupy_or_dask():

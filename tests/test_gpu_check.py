@@ -23,3 +23,20 @@ def test_gpu_check_fails_without_a_gpu(tmp_path):
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no usable CUDA GPU here" in run.stderr
     assert not any(tmp_path.iterdir())  # nothing was measured or written
+
+
+def test_gpu_check_dry_run_records_and_models_every_launch(tmp_path):
+    """The kernel step of gpu-check, without a GPU: the inference workload runs under the simulator, every
+    launch is recorded and priced by the H200 model, nothing is called measured."""
+    import json
+
+    env = dict(os.environ, PYTHON=sys.executable, OUT=str(tmp_path), DRY_RUN="1", ONLY="inference")
+    run = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh")], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "nothing measured" in run.stdout
+    doc = json.loads((tmp_path / "kernels_dry_run.json").read_text())
+    names = {r["kernel"] for r in doc["kernels"]}
+    assert {"inference.traverse", "inference.bitmask", "inference.sum_leaves", "inference.quickscorer",
+            "trees.apply"} <= names
+    assert all(r["measured_s"] is None and r["modelled_s"] > 0 for r in doc["kernels"])

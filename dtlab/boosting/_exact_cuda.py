@@ -17,14 +17,19 @@ one contiguous segment of every list, as on the CPU.  Three kernels:
                combines both with the "all present values on one side"
                candidates in XGBoost's order and float32 arithmetic
                (:func:`._exact_cpu._choose_candidate`, shared with the CPU);
-``mark``       each row of a splitting node starts on its default side, then the
-               split feature's segment overwrites its present rows by ``x < thr``;
+``mark``       each row of a splitting node starts on its default side
+               (:meth:`._rows_cuda.DeviceRows.fill_side`), then the split
+               feature's segment overwrites its present rows by ``x < thr``;
 ``partition``  one block per (splitting node, feature): a block-wide scan of the
                "goes left" flags gives every entry its slot, left child first,
                stably (no re-sorting), into the other buffer.
 
-The host picks each node's feature (:func:`._exact_cpu._reduce_splits`: the largest
-loss change, the smallest feature on ties) and runs the grower.  Identical trees:
+A block per node picks its feature (:func:`._hist_cuda.reduce_best`: the
+largest loss change above 0, the smallest feature on ties, as
+:func:`._exact_cpu._reduce_splits`) and the host gets one packed copy per level;
+the rows (node, side, leaf) stay on the device (:mod:`._rows_cuda`), where the
+earlier search sent every row's node and side down and the sides back up every
+level.  Identical trees:
 the thresholds are the same float32 midpoints, the proxies the same float32
 arithmetic, and the prefix sums of float32 gradients in float64 are exact (so
 independent of the order of additions) whenever the gradients' exponents span
@@ -46,7 +51,12 @@ from numba import cuda
 from .. import splits
 from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import compile_functions, cuda_device
-from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint, _reduce_splits
+from ..gpu.kernels import declare_kernel
+from ..gpu.launch import launch
+from ..gpu.model import SECTOR, Work
+from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint
+from ._hist_cuda import ARG, BEST, BEST_F, LEFT, REDUCE_TPB, reduce_best
+from ._rows_cuda import DeviceRows
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128
@@ -148,14 +158,6 @@ def _kernels(tpb: int):
             f_left[f, k] = left
 
     @cuda.jit
-    def mark_default(pos, which, split_left, side):
-        r = cuda.grid(1)
-        if r < pos.shape[0]:
-            k = pos[r]
-            if k >= 0 and which[k] >= 0:
-                side[r] = 1 if split_left[which[k]] else 0
-
-    @cuda.jit
     def mark_present(seg, rows, vals, split_k, split_f, split_thr, side):
         j = cuda.blockIdx.x
         f = split_f[j]
@@ -197,11 +199,7 @@ def _kernels(tpb: int):
             carry += buf[tpb - 1]
             cuda.syncthreads()
 
-    return scan, mark_default, mark_present, partition
-
-
-def _blocks(n: int, tpb: int) -> tuple[int, int]:
-    return max((n + tpb - 1) // tpb, 1), tpb
+    return scan, mark_present, partition
 
 
 class ExactCudaSearch:
@@ -210,27 +208,32 @@ class ExactCudaSearch:
     Parameters
     ----------
     data : :class:`dtlab.boosting.grower.ColumnData`
-    backend : Backend, resolved, ``is_cuda``: its array module holds the device arrays (cupy on a GPU, numpy
-        under numba's simulator), its ``to_device`` / ``to_host`` move them
+    backend : Backend, resolved, ``is_cuda``: the device is numba's current one; the lists, gradients and
+        rows stay there as numba device arrays for the whole fit (one copy of the level's best splits back)
     """
 
     def __init__(self, data, backend):
-        self.tpb = SIMULATOR_THREADS_PER_BLOCK if numba.config.ENABLE_CUDASIM else THREADS_PER_BLOCK
-        self.put, self.get, xp = backend.to_device, backend.to_host, backend.xp
+        self.simulated = bool(numba.config.ENABLE_CUDASIM)
+        self.tpb = SIMULATOR_THREADS_PER_BLOCK if self.simulated else THREADS_PER_BLOCK
         self.indptr = data.indptr
-        rows0, vals0 = splits.presort_columns(data.indptr, data.indices, data.values, splits.SORTS[splits.DEFAULT_SORT])
+        rows0, vals0 = splits.presort_columns(data.indptr, data.indices, data.values,
+                                              splits.SORTS[splits.DEFAULT_SORT])
         self.col_missing = np.diff(data.indptr) < data.n_samples
-        self.d_rows0, self.d_vals0 = self.put(rows0), self.put(vals0)
-        self.d_col_missing = self.put(self.col_missing)
-        self.buffers = [(xp.empty(rows0.shape, rows0.dtype), xp.empty(vals0.shape, vals0.dtype)) for _ in range(2)]
-        self.d_side = xp.empty(max(data.n_samples, 1), np.uint8)
-        self.empty = xp.empty
+        self.d_rows0, self.d_vals0 = cuda.to_device(rows0), cuda.to_device(vals0)
+        self.d_col_missing = cuda.to_device(self.col_missing)
+        self.buffers = [(cuda.device_array_like(rows0), cuda.device_array_like(vals0)) for _ in range(2)]
         #: Entries scanned, ranked and partitioned over the fit, as :class:`.exact.ExactSearch` counts them.
         self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
 
+    def row_state(self, g: np.ndarray, h: np.ndarray) -> DeviceRows:
+        """The grower's rows, on the device (:mod:`._rows_cuda`), made by :meth:`start_tree`."""
+        return self.rows
+
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
-        """This round's gradients (to the device); the root is each whole list."""
-        self.d_g, self.d_h = self.put(g), self.put(h)
+        """This round's gradients (to the device, once per tree); the root is each whole list."""
+        self.d_g = cuda.to_device(np.ascontiguousarray(g, np.float32))
+        self.d_h = cuda.to_device(np.ascontiguousarray(h, np.float32))
+        self.rows = DeviceRows(self.d_g, self.d_h, self.simulated)
         self.lists = (self.d_rows0, self.d_vals0)
         self.seg = np.stack([self.indptr[:-1], self.indptr[1:]], axis=1).astype(np.int64)
         self.flip = 0
@@ -246,33 +249,28 @@ class ExactCudaSearch:
         f_thr = self.empty((d, n_nodes), np.float32)
         f_left = self.empty((d, n_nodes), np.bool_)
         rows, vals = self.lists
-        scan[d * n_nodes, self.tpb](self.put(self.seg), n_nodes, vals, rows, self.d_g, self.d_h,
-                                    self.put(np.ascontiguousarray(node_g, np.float64)),
-                                    self.put(np.ascontiguousarray(node_h, np.float64)),
-                                    self.put(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing,
-                                    float(lam), float(mcw), f_gain, f_thr, f_left)
-        best_f, best = _reduce_splits(self.get(f_gain), n_nodes)
-        k = np.arange(n_nodes)
-        fk = np.maximum(best_f, 0)
-        return best_f, best, self.get(f_thr)[fk, k], self.get(f_left)[fk, k]
+        launch(scan, d * n_nodes, self.tpb, cuda.to_device(self.seg), n_nodes, vals, rows, self.d_g, self.d_h,
+               cuda.to_device(np.ascontiguousarray(node_g, np.float64)),
+               cuda.to_device(np.ascontiguousarray(node_h, np.float64)),
+               cuda.to_device(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing, float(lam), float(mcw),
+               f_gain, f_thr, f_left)
+        best = cuda.device_array((4, n_nodes))
+        launch(reduce_best, n_nodes, REDUCE_TPB, f_gain, f_thr, f_left, 0.0, best)  # > 0, as _reduce_splits
+        packed = best.copy_to_host()  # the level's one copy to the host
+        return (packed[BEST_F].astype(np.int64), packed[BEST].copy(), packed[ARG].astype(np.float32),
+                packed[LEFT] != 0)
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
-        """Mark each row's ``side`` (on the device, copied back), then partition the lists stably into the
-        children's segments (not when the children are the ``last`` level)."""
-        _, mark_default, mark_present, partition = _kernels(self.tpb)
+        """Mark each row's side on the device (its default, then the present values), then partition the lists
+        stably into the children's segments (not when the children are the ``last`` level)."""
+        _, mark_present, partition = _kernels(self.tpb)
         rows, vals = self.lists
         n_split = split_k.shape[0]
-        which = np.full(self.seg.shape[1], -1, np.int64)
-        which[split_k] = np.arange(n_split)
-        d_seg, d_split_k = self.put(self.seg), self.put(np.ascontiguousarray(split_k, np.int64))
-        d_side = self.d_side[:pos.shape[0]]
-        d_side[...] = self.put(side)
-        mark_default[_blocks(pos.shape[0], self.tpb)](self.put(pos), self.put(which),
-                                                      self.put(np.ascontiguousarray(split_left)), d_side)
-        mark_present[n_split, self.tpb](d_seg, rows, vals, d_split_k,
-                                        self.put(np.ascontiguousarray(split_f, np.int64)),
-                                        self.put(np.ascontiguousarray(split_thr, np.float32)), d_side)
-        side[:] = self.get(d_side)
+        self.rows.fill_side(np.asarray(split_k, np.int64), np.asarray(split_left, np.uint8))
+        d_seg, d_split_k = cuda.to_device(self.seg), cuda.to_device(np.ascontiguousarray(split_k, np.int64))
+        launch(mark_present, n_split, self.tpb, d_seg, rows, vals, d_split_k,
+               cuda.to_device(np.ascontiguousarray(split_f, np.int64)),
+               cuda.to_device(np.ascontiguousarray(split_thr, np.float32)), self.rows.side)
         if last:
             return
         out = self.buffers[self.flip]
@@ -283,7 +281,45 @@ class ExactCudaSearch:
         starts = self.indptr[:-1, None] + np.concatenate([np.zeros((sizes.shape[0], 1), np.int64),
                                                           np.cumsum(sizes, axis=1)], axis=1)
         new_seg[:, 0::2] = starts  # each splitting node's first slot, and the end; the kernel fills the middle
-        d_new_seg = self.put(new_seg)
-        partition[n_split * self.seg.shape[0], self.tpb](d_seg, d_split_k, d_side, rows, vals, *out, d_new_seg)
+        d_new_seg = cuda.to_device(new_seg)
+        launch(partition, n_split * self.seg.shape[0], self.tpb, d_seg, d_split_k, self.rows.side, rows, vals, *out,
+               d_new_seg)
         self.lists = out
-        self.seg = np.array(self.get(d_new_seg))  # a host copy of its own (under the simulator d_new_seg is new_seg)
+        self.seg = d_new_seg.copy_to_host()
+
+
+# ---- declarations: the argument types of every launch, the block size on a device, the work of a launch ----
+def _scan_work(launch) -> Work:
+    entries = launch.shapes[2][0]  # every present entry of the level's segments, about
+    return Work(bytes=entries * (4 + 4 + 2 * SECTOR) * 2, flops64=entries * 30, flops32=entries * 12,
+                ops=entries * 60)
+
+
+def _mark_present_work(launch) -> Work:
+    entries = launch.shapes[1][0] / max(launch.shapes[0][0], 1) * launch.grid[0]
+    return Work(bytes=entries * (8 + SECTOR), ops=entries * 6)
+
+
+def _partition_work(launch) -> Work:
+    entries = launch.shapes[3][0]
+    return Work(bytes=entries * (8 + SECTOR + 8) * 2, ops=entries * 40)
+
+
+_DEVICE = lambda i: (lambda: _kernels(THREADS_PER_BLOCK)[i])  # noqa: E731 -- the kernels a device runs
+SCAN = declare_kernel(
+    "boosting.exact_scan", build=_DEVICE(0), blocks=(THREADS_PER_BLOCK,), model=_scan_work,
+    summary="a block per (feature, node): block scans of g and h over the sorted segment, XGBoost's float32 "
+    "proxies, arg-max per missing direction",
+    signatures=("void(int64[:, ::1], int64, float32[::1], int32[::1], float32[::1], float32[::1], float64[::1], "
+                "float64[::1], int64[::1], bool[::1], float64, float64, float64[:, ::1], float32[:, ::1], "
+                "bool[:, ::1])",))
+MARK_PRESENT = declare_kernel(
+    "boosting.exact_mark", build=_DEVICE(1), blocks=(THREADS_PER_BLOCK,), model=_mark_present_work,
+    summary="a block per splitting node: its present rows' side by x < threshold",
+    signatures=("void(int64[:, ::1], int32[::1], float32[::1], int64[::1], int64[::1], float32[::1], "
+                "uint8[::1])",))
+PARTITION = declare_kernel(
+    "boosting.exact_partition", build=_DEVICE(2), blocks=(THREADS_PER_BLOCK,), model=_partition_work,
+    summary="a block per (splitting node, feature): stable partition of the sorted segment by block scans",
+    signatures=("void(int64[:, ::1], int64[::1], uint8[::1], int32[::1], float32[::1], int32[::1], float32[::1], "
+                "int64[:, ::1])",))

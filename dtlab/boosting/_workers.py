@@ -6,13 +6,14 @@ thread runs slice 0 and pool threads the others, each a serial numba kernel
 that releases the GIL.  An idle pool thread sleeps on a lock (no spinning),
 unlike numba's OpenMP workers, which spin after each parallel region and, on a
 machine with as many busy threads as cores, take the core from the thread that
-runs the serial part of the level (measured: the histogram search on two
-threads 2-5x slower than on one while another process held a core).  One
-submission per worker costs tens of microseconds.  The searches' levels run
-in one OpenMP region each instead: in the benchmark, where one search follows
-the other, the spinning OpenMP worker then takes the next region at once
-(whole-machine hist against LightGBM 0.80-0.93x with the levels on OpenMP,
-0.58-0.77x with them on this pool, 2026-11-30).
+runs the serial part of the level (the histogram search on two threads was
+slower than on one while another process held a core).  One submission per
+worker costs tens of microseconds.  The searches' levels run in one OpenMP
+region each instead: in the benchmark, where one search follows the other,
+the spinning OpenMP worker then takes the next region at once (the
+whole-machine hist comparison with LightGBM was better with the levels on
+OpenMP than on this pool; the measured ratios are ``boosting_vs_peers`` in
+``figures/results.json``).
 """
 
 from __future__ import annotations

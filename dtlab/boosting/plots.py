@@ -75,20 +75,36 @@ def plot_exact_vs_hist(result: dict[str, Any]):
 
 
 def peer_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Caption of ``boosting_time_per_tree`` from the recorded comparisons."""
-    parts = []
+    """Caption of ``boosting_time_per_tree``: every comparison with its spread, the goals, parameters of the run."""
+    from ..plotting.text import speedup_spread
+
+    by_set: dict[str, list[str]] = {}
+    rows_of: dict[str, Any] = {}
     for c in results["comparisons"]:
-        if c["dataset"] == "synthetic":
-            parts.append(f"{c['dtlab']} vs {c['peer_name']}: {speedup(c['speedup'])} {MODE_WORDS[c['mode']]}")
-    rows = next((c.get("n_samples") for c in results["comparisons"] if c["dataset"] == "synthetic"), None)
-    goals = results.get("goals", {})
-    goal_text = ("; ".join(f"{name}: {'met' if ok else 'missed'}" for name, ok in goals.items())
-                 + f" (the issue sets them at 500,000 rows; this run: {rows:,} rows)") if goals and rows else ""
+        auc = f", AUC {c['auc_dtlab']:.4f} vs {c['auc_peer']:.4f}" if "auc_dtlab" in c else ""
+        by_set.setdefault(c["dataset"], []).append(
+            f"{c['dtlab']} vs {c['peer_name']} {MODE_WORDS[c['mode']]}: {speedup_spread(c)}{auc}")
+        rows_of[c["dataset"]] = c.get("n_samples")
+    sets = ". ".join((f"{name} ({rows_of[name]:,} training rows): " if rows_of[name] else f"{name}: ")
+                     + "; ".join(parts) for name, parts in by_set.items())
+    goals = {k: g if isinstance(g, dict) else {"met": g, "worst_time_ratio": float("nan"), "same_auc": True}
+             for k, g in results.get("goals", {}).items()}  # a bool per goal in results of before the spreads
+    goal_text = "; ".join(
+        f"{name}: {'met' if g['met'] else 'missed'}" + ("" if g["met"] else
+                                                      f" (worst round {g['worst_time_ratio']:.2f}, "
+                                                      f"{'equal' if g['same_auc'] else 'different'} AUC)")
+        for name, g in goals.items())
+    agree = "; ".join(f"{name} {mode.replace('_', ' ')}: {a['same_trees']} of {a['n_trees']} trees equal"
+                      for name, modes in results.get("exact_agreement", {}).items() for mode, a in modes.items())
     load = results.get("load_average_before")
-    return {"boosting_time_per_tree": "Time per tree, depth 6, 40 trees (speedup = peer time / dtlab time, "
-                                      "same threads both sides). Synthetic: " + "; ".join(parts)
+    params = (f"depth {results.get('max_depth', '?')}, {results.get('n_trees', '?')} trees, learning rate "
+              f"{results.get('learning_rate', '?')}")
+    return {"boosting_time_per_tree": f"Time per tree, {params}, every contender from the same base score "
+                                      "(speedup = peer time / dtlab time, same threads both sides; median and "
+                                      "range over alternating runs). " + sets
                                       + (f". Goals: {goal_text}" if goal_text else "")
-                                      + (f". Load average before the run: {load[0]}" if load else "")}
+                                      + (f". dtlab exact vs XGBoost exact: {agree}" if agree else "")
+                                      + (f". Load average before the run: {load[0]}" if load else "") + "."}
 
 
 def gpu_captions(results: dict[str, Any]) -> dict[str, str]:

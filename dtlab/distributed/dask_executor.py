@@ -15,7 +15,12 @@ Workers that leave.  A part whose worker left (its state future is no longer
 again from the host's copy to a worker that is still there and the round is
 run again, once; if no worker is left, or the round fails again, a
 :class:`ClusterError` says so.  A result is never taken from a part that was
-not computed in that round.
+not computed in that round.  A round never waits without a limit: while it
+runs, the executor checks every :data:`POLL_S` seconds that the workers of its
+parts are still there (a killed worker process is noticed at the next check,
+its parts sent again), and a round that has not finished after
+``round_timeout`` seconds (a worker that hangs, a cluster that stopped
+answering) ends in a :class:`ClusterError`.
 
 Generic, like the pool: nothing here knows the work.  ``distributed`` is
 imported when an executor is made, never by ``import dtlab``.
@@ -27,14 +32,22 @@ import time
 import uuid
 from typing import Any, Callable, Sequence
 
-__all__ = ["CONNECT_TIMEOUT_S", "ClusterError", "DaskExecutor", "connect"]
+__all__ = ["CONNECT_TIMEOUT_S", "POLL_S", "ROUND_TIMEOUT_S", "ClusterError", "DaskExecutor", "connect"]
 
 #: Seconds to wait for a scheduler given by address before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 10.0
+#: Default seconds one round (one :meth:`DaskExecutor.map`, each attempt) may take before it is given up.
+ROUND_TIMEOUT_S = 600.0
+#: Seconds between two checks, while a round runs, that the workers holding its parts are still there.
+POLL_S = 0.5
 
 
 class ClusterError(RuntimeError):
-    """The Dask cluster cannot do the work: closed client, unreachable scheduler, no workers left."""
+    """The Dask cluster cannot do the work: closed client, unreachable scheduler, no workers left, a round too long."""
+
+
+class _WorkerLeft(RuntimeError):
+    """A worker holding a part left while a round ran (handled inside :meth:`DaskExecutor.map`)."""
 
 
 def connect(client: Any = None, timeout: float | None = None):
@@ -98,6 +111,13 @@ def alive_workers(client) -> list[str]:
         raise ClusterError(f"the Dask scheduler stopped answering: {exc}") from exc
 
 
+def _cancel(client, futures: list) -> None:
+    try:
+        client.cancel(futures)
+    except Exception:  # the cluster may already be gone: nothing left to cancel
+        pass
+
+
 class DaskExecutor:
     """Parts of the data kept on Dask workers; one work item mapped over all of them per round.
 
@@ -114,6 +134,9 @@ class DaskExecutor:
     make_state : callable
         ``make_state(*part) -> state``, run on the worker that keeps the part;
         importable by the workers (a module-level function).
+    round_timeout : float > 0, default=ROUND_TIMEOUT_S
+        Seconds a round may take (each of its at most two attempts) before
+        :meth:`map` gives it up with a :class:`ClusterError`.
 
     Attributes
     ----------
@@ -125,7 +148,11 @@ class DaskExecutor:
         ``{"round": wall seconds of the last map, "work": the longest part's own seconds}``.
     """
 
-    def __init__(self, client: Any, parts: Sequence[tuple], make_state: Callable[..., Any]):
+    def __init__(self, client: Any, parts: Sequence[tuple], make_state: Callable[..., Any],
+                 round_timeout: float = ROUND_TIMEOUT_S):
+        if not round_timeout > 0:
+            raise ValueError(f"round_timeout must be > 0 seconds, got {round_timeout!r}")
+        self.round_timeout = float(round_timeout)
         self._owns_client = isinstance(client, str)
         self.client = connect(client)
         self._parts = list(parts)
@@ -151,11 +178,15 @@ class DaskExecutor:
         return self.client.submit(self._make_state, *arrays, workers=[worker], allow_other_workers=False,
                                   pure=False, key=f"dtlab-part-{i}-{uuid.uuid4().hex}")
 
+    def _lost_parts(self, alive: list[str]) -> list[int]:
+        """The parts whose worker left or whose state is gone."""
+        return [i for i, (s, w) in enumerate(zip(self.states, self.workers))
+                if w not in alive or s.status in ("cancelled", "lost", "error")]
+
     def _resend_lost(self) -> bool:
         """Place again the parts whose state is gone; False when nothing was lost."""
         alive = alive_workers(self.client)
-        lost = [i for i, (s, w) in enumerate(zip(self.states, self.workers))
-                if w not in alive or s.status in ("cancelled", "lost", "error")]
+        lost = self._lost_parts(alive)
         if not lost:
             return False
         if not alive:
@@ -181,28 +212,59 @@ class DaskExecutor:
                                           pure=False)
                        for state, w in zip(self.states, self.workers)]
             try:
-                out = self.client.gather(futures)
+                out = self._gather(futures)
                 break
             except Exception as exc:
                 import distributed
 
-                lost_kinds = (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
-                              OSError, TimeoutError)
-                if attempt == 1 or not isinstance(exc, lost_kinds) or not self._resend_lost():
-                    if isinstance(exc, lost_kinds):
-                        raise ClusterError(f"a Dask worker was lost while computing and the round could not be "
-                                           f"completed ({type(exc).__name__}: {exc}); no result was taken") from exc
-                    raise
+                _cancel(self.client, futures)  # nothing of a failed round keeps running (or waiting) on the cluster
+                lost = isinstance(exc, (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
+                                        _WorkerLeft, OSError))
+                if lost and attempt == 0 and self._resend_lost():
+                    continue
+                if lost:
+                    raise ClusterError(f"a Dask worker was lost while computing and the round could not be "
+                                       f"completed ({type(exc).__name__}: {exc}); no result was taken") from exc
+                raise
         self.last_seconds = {"round": time.perf_counter() - start, "work": max(s for _, s in out)}
         return [r for r, _ in out]
+
+    def _gather(self, futures: list) -> list:
+        """The round's results, waiting at most ``round_timeout`` seconds and watching its workers meanwhile.
+
+        Raises
+        ------
+        _WorkerLeft
+            A worker holding one of the parts left while the round ran (its
+            tasks, pinned to it, would otherwise wait for it for ever).
+        ClusterError
+            The round did not finish within ``round_timeout`` seconds.
+        """
+        import distributed
+
+        deadline = time.monotonic() + self.round_timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                waiting = sum(f.status == "pending" for f in futures)
+                raise ClusterError(f"a round of work on the Dask cluster did not finish within "
+                                   f"{self.round_timeout:g} s ({waiting} of {len(futures)} parts still pending; "
+                                   "a worker may hang): no result was taken. Raise round_timeout for longer rounds.")
+            try:
+                distributed.wait(futures, timeout=min(POLL_S, remaining))
+            except TimeoutError:
+                alive = alive_workers(self.client)
+                lost = self._lost_parts(alive)
+                if lost:
+                    raise _WorkerLeft(f"the worker(s) {sorted({self.workers[i] for i in lost})} of part(s) {lost} "
+                                      "left during the round") from None
+                continue
+            return self.client.gather(futures)
 
     def close(self) -> None:
         """Release the parts on the workers (and the client, if the executor connected it); idempotent."""
         if self.states:
-            try:
-                self.client.cancel(self.states)
-            except Exception:  # the cluster may already be gone: nothing left to release
-                pass
+            _cancel(self.client, self.states)
             self.states = []
         if self._owns_client:
             self.client.close()

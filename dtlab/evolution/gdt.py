@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, encode_labels, fit_target
-from ..backend import resolve_threads, thread_scope
+from ..backend import thread_scope
 from ..callbacks import ProgressBar, run_callbacks
 from . import checkpoint as ckpt
 from .algorithm import EvolutionParams, RunState, initial_state, run
@@ -300,7 +300,6 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         params = self._validated_params()
         n_devices = check_int(self.n_devices, "n_devices", low=1, allow_none=True)
         checkpoint_every = check_int(self.checkpoint_every, "checkpoint_every", low=1)
-        resolve_threads(self.n_jobs)
         if self.callback is not None and not callable(self.callback):
             raise TypeError(f"callback must be callable or None, got {type(self.callback).__name__}")
         evaluator_key = resolve_evaluator(self.backend, self.evaluator)

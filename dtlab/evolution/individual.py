@@ -156,7 +156,7 @@ def assemble(sources: list[Individual], root: tuple[int, int], redirect: dict | 
     """
     redirect = redirect or {}
     leafify = leafify or set()
-    # plain lists: indexing them is ~10x cheaper than indexing numpy arrays one scalar at a time
+    # plain lists: indexing them is much cheaper than indexing numpy arrays one scalar at a time
     lefts = [src.left.tolist() for src in sources]
     rights = [src.right.tolist() for src in sources]
     taken_src: list[int] = []

@@ -21,7 +21,8 @@ TOUR = "tour"
 
 def experiment_modules() -> tuple[str, ...]:
     """Names of the modules that register producers: the tour, then each technique's experiments."""
-    return ("dtlab.experiments.tour",) + tuple(f"dtlab.{slug}.experiments" for slug in TECHNIQUES) + EXTRA_MODULES
+    return (("dtlab.experiments.tour", "dtlab.experiments.gpu_tour")
+            + tuple(f"dtlab.{slug}.experiments" for slug in TECHNIQUES) + EXTRA_MODULES)
 
 
 def load_all() -> None:

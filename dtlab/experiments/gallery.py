@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..plotting.text import MODE_WORDS, speedup
+from ..plotting.text import MODE_WORDS, speedup_spread
 from .catalog import TECHNIQUES, TOUR, load_all
 from .registry import BENCHMARKS, FIGURES, Producer
 
@@ -48,7 +48,7 @@ def _run_line(results: dict[str, Any]) -> str:
 
 
 #: Facts of a comparison entry that tell its case apart, and how they read.
-_CASE = {"case": str,
+_CASE = {"case": str, "dataset": str, "batch_rows": lambda v: f"{v} rows per call", "statistic": str,
          "max_depth": lambda v: f"max_depth {'unlimited' if v is None else v}", "n_trees": lambda v: f"{v} trees",
          "n_samples": lambda v: f"{v:,} rows", "n_rows": lambda v: f"{v:,} rows"}
 
@@ -59,7 +59,7 @@ def _speed_rows(name: str, comparisons: list[dict[str, Any]]) -> list[str]:
         t = e["threads"]
         case = ", ".join(fmt(e[key]) for key, fmt in _CASE.items() if key in e)
         rows.append(f"| {name} | {e['peer']} | {case} | {MODE_WORDS[e['mode']]} | {t['dtlab']} / {t['peer']} | "
-                    f"{speedup(e['speedup'])} | {e.get('peer_note', '')} |")
+                    f"{speedup_spread(e)} | {e.get('peer_note', '')} |")
     return rows
 
 

@@ -23,8 +23,19 @@ import numpy as np
 from .._jit import NJIT
 from ..splits import gather_feature, gather_in_order, partition_lists, partition_samples
 from ._draws import _select_feature
-from ._rules import FEATURE_THRESHOLD, GINI, MSE, VECTORIZED, child_can_split, is_leaf, keeps_split, min_split
-from ._scans import _entropy_term, _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
+from ._missing import present_first_order, rotate_missing_left
+from ._rules import (
+    FEATURE_THRESHOLD,
+    GINI,
+    MSE,
+    VECTORIZED,
+    child_can_split,
+    entropy_term,
+    is_leaf,
+    keeps_split,
+    min_split,
+)
+from ._scans import _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
 
 
 @numba.njit(**NJIT)
@@ -72,7 +83,7 @@ def _class_impurity(counts, n, criterion):
         return 1.0 - sq / (n * n)
     h = 0.0
     for c in range(counts.shape[0]):
-        h -= _entropy_term(counts[c], n)
+        h -= entropy_term(counts[c], n)
     return h
 
 
@@ -151,13 +162,15 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
     f_thr = np.empty(F, dtype=np.float64)
     f_gain = np.zeros(F, dtype=np.float64)
     f_ratio = np.zeros(F, dtype=np.float64)
+    f_miss_left = np.zeros(F, dtype=np.uint8)
+    f_n_miss = np.zeros(F, dtype=np.int64)
     is_reg = criterion == MSE
     presorted = method == VECTORIZED
     # scratch rows: one per feature for parallel scans, row 0 otherwise (rows
     # that are never written are never touched, so they cost no memory)
-    m_buf = n + 1 if presorted else 1
-    buf = np.empty((F if presorted and is_reg else 1, m_buf), dtype=np.float64)
-    cnt = np.zeros((F if presorted and not is_reg else 1, 2, n_outputs), dtype=np.float64)
+    m_buf = n + 1
+    buf = np.empty((F if presorted and is_reg else 1, m_buf if presorted else 1), dtype=np.float64)
+    cnt = np.zeros((F if presorted and not is_reg else 1, 3, n_outputs), dtype=np.float64)
     goes_left = np.zeros(n, dtype=np.uint8)
     tmp_rows = np.empty((F if presorted else 1, m_buf), dtype=rows.dtype)
     tmp_vals = np.empty((F if presorted else 1, m_buf), dtype=vals.dtype)
@@ -240,15 +253,17 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         if presorted:
             if m * n_active >= parallel_min_work and n_active > 1:
                 _scan_presorted_parallel(active, n_active, criterion, vals, ylist, start, end, msl, thr,
-                                         buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+                                         buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
+                                         f_n_miss)
             else:
                 for k in range(n_active):
                     _scan_presorted_feature(active[k], 0, criterion, vals, ylist, start, end, msl, thr,
-                                            buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+                                            buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
+                                            f_n_miss)
         else:
             for k in range(n_active):
                 _scan_sorting_feature(active[k], method, XT, y, samples, start, end, msl, thr,
-                                      f_const, f_score, f_pos, f_thr)
+                                      f_const, f_score, f_pos, f_thr, f_miss_left, f_n_miss)
 
         best_f, n_total = _select_feature(features, constant_features, n_known, state, f_const, f_score,
                                           f_pos, f_gain, f_ratio, criterion, visit)
@@ -257,14 +272,24 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
         nl = f_pos[best_f]
         nr = m - nl
         mid = start + nl
+        n_miss = f_n_miss[best_f]  # rows of the node missing the chosen feature
+        missing_left = n_miss > 0 and f_miss_left[best_f] == 1
 
-        # ---- children statistics, from the chosen feature in (value, row) order
+        # ---- children statistics, from the chosen feature in (value, row) order, the missing rows last; when
+        # they go left, moved after the left present rows so that the left child is a prefix again
         if presorted:
+            if missing_left:
+                p, q = start + nl - n_miss, end - n_miss
+                rotate_missing_left(rows, best_f, p, q, end, tmp_rows[0])
+                rotate_missing_left(vals, best_f, p, q, end, tmp_vals[0])
+                rotate_missing_left(ylist, best_f, p, q, end, tmp_y[0])
             ys_sorted = ylist[best_f]
             c0 = start
         else:
-            order = np.argsort(gather_feature(XT, best_f, samples, start, end), kind="mergesort")
+            order, _ = present_first_order(gather_feature(XT, best_f, samples, start, end))
             gather_in_order(y, samples, start, order, sorted_y)
+            if missing_left:
+                rotate_missing_left(sorted_y.reshape((1, n)), 0, nl - n_miss, m - n_miss, m, tmp_y[0])
             ys_sorted = sorted_y
             c0 = 0
         if sp + 2 > s_cap:
@@ -290,7 +315,8 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
 
         o_feature[node] = best_f
         o_threshold[node] = f_thr[best_f]
-        o_missing[node] = 1 if nl > nr else 0
+        # NaN at predict time: where the training rows missing the feature went, else to the larger child
+        o_missing[node] = (1 if missing_left else 0) if n_miss > 0 else (1 if nl > nr else 0)
 
         # ---- partition the node's rows: left rows first in every list, unless
         # neither child can split (the lists below a leaf are never read again)
@@ -305,7 +331,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, rows, vals, ylist, ma
             partition_lists(rows, vals, ylist, best_f, active, n_part, start, mid, end, goes_left,
                              tmp_rows, tmp_vals, tmp_y, parallel_min_work)
         elif not presorted and child_splits:
-            partition_samples(XT, best_f, f_thr[best_f], samples, start, end, samp_tmp)
+            partition_samples(XT, best_f, f_thr[best_f], missing_left, samples, start, end, samp_tmp)
 
         _push_node(st_int, st_imp, r_slot, mid, end, depth + 1, node, 0, n_total, imp_r)
         _push_node(st_int, st_imp, l_slot, start, mid, depth + 1, node, 1, n_total, imp_l)

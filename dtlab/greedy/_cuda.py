@@ -1,4 +1,4 @@
-"""CUDA split search of the vectorised greedy inducer (numba.cuda kernels).
+"""CUDA split search of the vectorised greedy inducer: the kernels (numba.cuda); the host loop is :mod:`._cuda_grower`.
 
 Imported lazily, only for ``backend="cuda"``, so the package imports without
 numba.cuda; runs under numba's CUDA simulator too.  Device arrays are numba
@@ -11,17 +11,31 @@ order (the feature draws that break ties need that order); per node:
    feature's presorted list (:mod:`dtlab.splits.presort`): a block-wide prefix sum (of y
    for regression, of each class's indicator for classification) chunk by
    chunk, every thread scoring its candidate position, then a block-wide
-   arg-max (first position on ties, as on the CPU);
-2. the host draws the features (:mod:`._draws`), computes the children's
-   statistics from the chosen feature's segment (:mod:`._cpu`'s node
-   statistics) and applies the CPU grower's rules (:mod:`._rules`);
+   arg-max (first position on ties, as on the CPU); the block writes its
+   feature's (constant?, score, position, threshold) into one result row;
+2. the host copies the results (one copy) and the chosen feature's segment of
+   targets (one copy), draws the features (:mod:`._draws`), computes the
+   children's statistics (:mod:`._cpu`'s node statistics, in the CPU's
+   order of additions) and applies the CPU grower's rules (:mod:`._rules`);
 3. unless neither child can split, ``mark`` flags the rows going left and
    ``partition`` -- one block per feature -- moves them first in every list,
    stably (block-wide scans of the flags give each row its destination).
 
+Two blocking copies, one small upload (the node's features, with the class
+totals) and three launches per node: the earlier grower made about seven
+blocking copies (one per result array, the totals, the features to partition).
+The children's statistics stay on the host on purpose: the device's block-wide
+sums add in another order, so only the host's sequential sums give the CPU's
+impurities bit for bit.
+
 The block-wide scan and arg-max are :mod:`dtlab._cuda_blocks`'s.  With exact
 sums (integer targets, class counts) the scores equal the CPU's to the last
-bit, so both backends grow the same tree.
+bit, so both backends grow the same tree -- on a device too for ``mse`` and
+``gini``: their kernels do no fused multiply-add (the products that feed a sum
+are ``dmul_rn``, which the compiler never contracts; ``make gpu-compile``
+checks their PTX holds no ``fma``).  ``entropy`` is the exception: libdevice's
+``log`` is not the CPU's (they may differ in the last bit), so on a device an
+entropy tree may differ from the CPU's where two splits tie within that bit.
 """
 
 from __future__ import annotations
@@ -33,36 +47,46 @@ import numpy as np
 from numba import cuda
 
 from .._cuda_blocks import block_argmax, block_inclusive_scan
-from ..splits import attribute_lists
-from ._cpu import _class_stats, _reg_stats
-from ._draws import _select_feature
+from .._jit import rebind
+from ..backend import cuda_simulator_enabled
+from ..gpu.kernels import declare_kernel, variants
+from ..gpu.model import Work
 from ._rules import (
-    FEATURE_THRESHOLD,
-    GAIN_RATIO,
-    GINI,
     LN2,
-    MSE,
-    child_can_split,
-    is_leaf,
-    keeps_split,
-    min_split,
-    split_threshold,
 )
 
-#: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
+#: Threads per block on a GPU (the simulator's grower uses fewer: :mod:`._cuda_grower`).
 THREADS_PER_BLOCK = 128
-SIMULATOR_THREADS_PER_BLOCK = 16
+#: Rows of the per-node result table: constant feature (1/0), best score, rows on the left, threshold.
+CONST, SCORE, POS, THR = range(4)
 
-# the CPU's threshold rule, compiled for the device from the same source
-_split_threshold = cuda.jit(device=True)(split_threshold.py_func)
+if cuda_simulator_enabled():  # the simulator computes in Python, which never fuses a product into a sum
+    def _mul_rn(a, b):
+        return a * b
+else:
+    from numba.cuda import libdevice
+
+    def _mul_rn(a, b):
+        """``a * b`` rounded on its own: NVVM contracts ``x * y + z`` into an FMA, never ``dmul_rn``."""
+        return libdevice.dmul_rn(a, b)
+
+_mul = cuda.jit(device=True)(_mul_rn)
 
 
 @cuda.jit(device=True)
-def _constant_feature(vals, f, s, e, thr, tid, out_const):
+def _split_threshold(value_left, value_right):
+    """:func:`._rules.split_threshold` (``a / 2 + b / 2``) as the device must compute it: NVVM turns the
+    halvings into ``* 0.5`` and fuses one into the sum (``make gpu-compile`` found the FMA).  ``x / 2`` and
+    ``x * 0.5`` are the same number, and ``dmul_rn`` is never fused: the CPU's threshold, bit for bit."""
+    return _mul(np.float64(value_left), 0.5) + _mul(np.float64(value_right), 0.5)
+
+
+@cuda.jit(device=True)
+def _constant_feature(vals, f, s, e, thr, tid, out):
     """Whether feature ``f`` has one value (within ``thr``) on the node ``[s, e)``; thread 0 records it."""
     constant = vals[f, e - 1] <= vals[f, s] + thr
     if tid == 0:
-        out_const[f] = 1 if constant else 0
+        out[CONST, f] = 1.0 if constant else 0.0
     return constant
 
 
@@ -81,14 +105,85 @@ def _scan_chunk(ylist, f, s, m, c0, buf, tid, tpb):
 
 
 @cuda.jit(device=True)
-def _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score, out_pos, out_thr):
-    """Block-wide arg-max of the threads' best candidates; thread 0 writes feature ``f``'s result."""
+def _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out):
+    """Block-wide arg-max of the threads' best candidates; thread 0 writes feature ``f``'s result column."""
     best_p, best_nl = block_argmax(best_p, best_nl, red_p, red_n, tid, tpb)
     if tid == 0:
-        out_score[f] = best_p
-        out_pos[f] = best_nl
+        out[SCORE, f] = best_p
+        out[POS, f] = best_nl
         if best_nl > 0:
-            out_thr[f] = _split_threshold(vals[f, s + best_nl - 1], vals[f, s + best_nl])
+            out[THR, f] = _split_threshold(vals[f, s + best_nl - 1], vals[f, s + best_nl])
+
+
+@cuda.jit(device=True)
+def _gini_terms(cl, cr, fl, fr, acc_l, acc_r):
+    """Gini: the sums of squared class counts (exact integers)."""
+    return acc_l + _mul(cl, cl), acc_r + _mul(cr, cr)
+
+
+@cuda.jit(device=True)
+def _gini_proxy(fl, fr, acc_l, acc_r):
+    """scikit-learn's ``-n_R I_R - n_L I_L`` for Gini, in the CPU's order of operations, no FMA."""
+    return _mul(-fr, 1.0 - acc_r / _mul(fr, fr)) - _mul(fl, 1.0 - acc_l / _mul(fl, fl))
+
+
+@cuda.jit(device=True)
+def _entropy_terms(cl, cr, fl, fr, acc_l, acc_r):
+    """Entropy: ``-sum p log2 p`` of each side (libdevice's log: not the CPU's to the bit)."""
+    if cl > 0.0:
+        acc_l -= (cl / fl) * (math.log(cl / fl) / LN2)
+    if cr > 0.0:
+        acc_r -= (cr / fr) * (math.log(cr / fr) / LN2)
+    return acc_l, acc_r
+
+
+@cuda.jit(device=True)
+def _entropy_proxy(fl, fr, acc_l, acc_r):
+    return -fr * acc_r - fl * acc_l
+
+
+def scan_classes(active, vals, ylist, s, e, msl, thr, n_classes, totals, carry_cnt, out):
+    """A classification criterion's scan (a kernel body: ``class_terms`` / ``class_proxy`` are bound per
+    criterion by :func:`dtlab._jit.rebind`, ``tpb`` by the factory)."""
+    f = active[cuda.blockIdx.x]
+    tid = cuda.threadIdx.x
+    buf = cuda.shared.array(tpb, np.float64)  # noqa: F821 -- bound per block size
+    red_p = cuda.shared.array(tpb, np.float64)  # noqa: F821
+    red_n = cuda.shared.array(tpb, np.int64)  # noqa: F821
+    m = e - s
+    if _constant_feature(vals, f, s, e, thr, tid, out):
+        return
+    if tid == 0:
+        for c in range(n_classes):
+            carry_cnt[f, c] = 0.0
+    cuda.syncthreads()
+    best_p = -math.inf
+    best_nl = -1
+    for c0 in range(0, m, tpb):  # noqa: F821
+        i = c0 + tid
+        code = ylist[f, s + i] if i < m else -1
+        nl = i + 1
+        fl = float(nl)
+        fr = float(m - nl)
+        acc_l = 0.0
+        acc_r = 0.0
+        for c in range(n_classes):
+            buf[tid] = 1.0 if code == c else 0.0
+            block_inclusive_scan(buf, tid, tpb)  # noqa: F821
+            cl = carry_cnt[f, c] + buf[tid]
+            cr = totals[c] - cl
+            if nl < m:
+                acc_l, acc_r = class_terms(cl, cr, fl, fr, acc_l, acc_r)  # noqa: F821
+            cuda.syncthreads()
+            if tid == tpb - 1:  # noqa: F821
+                carry_cnt[f, c] += buf[tpb - 1]  # noqa: F821
+            cuda.syncthreads()
+        if _is_candidate(vals, f, s, m, nl, msl, thr):
+            p = class_proxy(fl, fr, acc_l, acc_r)  # noqa: F821
+            if p > best_p:
+                best_p = p
+                best_nl = nl
+    _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out)  # noqa: F821
 
 
 @functools.lru_cache(maxsize=4)
@@ -99,14 +194,14 @@ def _kernels(tpb: int):
     its own (``tpb`` entries) and passes them to the device functions.
     """
     @cuda.jit
-    def scan_mse(active, vals, ylist, s, e, msl, thr, out_const, out_score, out_pos, out_thr):
+    def scan_mse(active, vals, ylist, s, e, msl, thr, out):
         f = active[cuda.blockIdx.x]
         tid = cuda.threadIdx.x
         buf = cuda.shared.array(tpb, np.float64)
         red_p = cuda.shared.array(tpb, np.float64)
         red_n = cuda.shared.array(tpb, np.int64)
         m = e - s
-        if _constant_feature(vals, f, s, e, thr, tid, out_const):
+        if _constant_feature(vals, f, s, e, thr, tid, out):
             return
         # total of the segment: a chunked block scan, the same sums as below
         total = 0.0
@@ -123,66 +218,18 @@ def _kernels(tpb: int):
             if _is_candidate(vals, f, s, m, nl, msl, thr):
                 sl = carry + buf[tid]
                 sr = total - sl
-                p = sl * sl / nl + sr * sr / (m - nl)
+                p = _mul(sl, sl) / nl + _mul(sr, sr) / (m - nl)
                 if p > best_p:
                     best_p = p
                     best_nl = nl
             carry += buf[tpb - 1]
             cuda.syncthreads()
-        _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score, out_pos, out_thr)
+        _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out)
 
-    @cuda.jit
-    def scan_classes(active, vals, ylist, s, e, msl, thr, criterion, n_classes, totals, carry_cnt,
-                     out_const, out_score, out_pos, out_thr):
-        f = active[cuda.blockIdx.x]
-        tid = cuda.threadIdx.x
-        buf = cuda.shared.array(tpb, np.float64)
-        red_p = cuda.shared.array(tpb, np.float64)
-        red_n = cuda.shared.array(tpb, np.int64)
-        m = e - s
-        if _constant_feature(vals, f, s, e, thr, tid, out_const):
-            return
-        if tid == 0:
-            for c in range(n_classes):
-                carry_cnt[f, c] = 0.0
-        cuda.syncthreads()
-        best_p = -math.inf
-        best_nl = -1
-        for c0 in range(0, m, tpb):
-            i = c0 + tid
-            code = ylist[f, s + i] if i < m else -1
-            nl = i + 1
-            fl = float(nl)
-            fr = float(m - nl)
-            sq_l = 0.0
-            sq_r = 0.0
-            h_l = 0.0
-            h_r = 0.0
-            for c in range(n_classes):
-                buf[tid] = 1.0 if code == c else 0.0
-                block_inclusive_scan(buf, tid, tpb)
-                cl = carry_cnt[f, c] + buf[tid]
-                cr = totals[c] - cl
-                sq_l += cl * cl
-                sq_r += cr * cr
-                if criterion != GINI and nl < m:
-                    if cl > 0.0:
-                        h_l -= (cl / fl) * (math.log(cl / fl) / LN2)
-                    if cr > 0.0:
-                        h_r -= (cr / fr) * (math.log(cr / fr) / LN2)
-                cuda.syncthreads()
-                if tid == tpb - 1:
-                    carry_cnt[f, c] += buf[tpb - 1]
-                cuda.syncthreads()
-            if _is_candidate(vals, f, s, m, nl, msl, thr):
-                if criterion == GINI:
-                    p = -fr * (1.0 - sq_r / (fr * fr)) - fl * (1.0 - sq_l / (fl * fl))
-                else:
-                    p = -fr * h_r - fl * h_l
-                if p > best_p:
-                    best_p = p
-                    best_nl = nl
-        _finish_scan(f, tid, tpb, best_p, best_nl, red_p, red_n, vals, s, out_score, out_pos, out_thr)
+    classes = {}
+    for name, terms, proxy in (("gini", _gini_terms, _gini_proxy), ("entropy", _entropy_terms, _entropy_proxy)):
+        classes[name] = cuda.jit(rebind(scan_classes, {"class_terms": terms, "class_proxy": proxy, "tpb": tpb},
+                                        name))
 
     @cuda.jit
     def mark(rows, f, s, e, mid, goes_left):
@@ -220,121 +267,62 @@ def _kernels(tpb: int):
                 vals[g, s + i] = tmp_vals[g, s + i]
                 ylist[g, s + i] = tmp_y[g, s + i]
 
-    return scan_mse, scan_classes, mark, partition
+    return {"mse": scan_mse, "gini": classes["gini"], "entropy": classes["entropy"], "mark": mark,
+            "partition": partition}
 
 
-def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
-              min_samples_split: int, min_samples_leaf: int, seed: int, backend) -> tuple:
-    """Grow a tree with the split search on the GPU; same outputs as :func:`._cpu._grow`.
+# ---- declarations: the argument types of every launch, the block size on a device, the work of a launch ----
+def _scan_work(launch) -> Work:
+    """Per feature block: the segment's targets read twice (total, then the scan) and each position scored."""
+    features = launch.grid[0]
+    m = launch.shapes[4] - launch.shapes[3]
+    classes = launch.shapes[7] if len(launch.shapes) > 9 else 1
+    return Work(bytes=features * m * (8 + 8 + 4), flops64=features * m * (6 + 6 * classes),
+                ops=features * m * (12 + 10 * classes))
 
-    Parameters
-    ----------
-    XT : float32 (n_features, n_samples)
-    y : float64 targets or int32 class codes (n_samples,)
-    criterion : int, MSE / GINI / ENTROPY (``GAIN_RATIO`` runs on the CPU only)
-    n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
-    backend : Backend (cuda)
-    """
 
-    if criterion == GAIN_RATIO:
-        raise ValueError("criterion='gain_ratio' runs on the CPU only; use backend='cpu'")
-    tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
-    scan_mse, scan_classes, mark, partition = _kernels(tpb)
-    F, n = XT.shape
-    rows, vals, ylist = attribute_lists(XT, y)
-    backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, "the presorted lists")
-    d_rows, d_vals, d_y = cuda.to_device(rows), cuda.to_device(vals), cuda.to_device(ylist)
-    d_tmp_rows = cuda.device_array_like(rows)
-    d_tmp_vals = cuda.device_array_like(vals)
-    d_tmp_y = cuda.device_array_like(ylist)
-    d_goes_left = cuda.device_array(n, dtype=np.uint8)
-    d_const = cuda.device_array(F, dtype=np.uint8)
-    d_score = cuda.device_array(F, dtype=np.float64)
-    d_pos = cuda.device_array(F, dtype=np.int64)
-    d_thr = cuda.device_array(F, dtype=np.float64)
-    d_carry = cuda.device_array((F, max(n_outputs, 1)), dtype=np.float64)
-    f_const = np.zeros(F, dtype=np.uint8)
-    f_score = np.full(F, -np.inf)
-    f_pos = np.full(F, -1, dtype=np.int64)
-    f_thr = np.zeros(F)
-    f_zero = np.zeros(F)
-    features = np.arange(F, dtype=np.int64)
-    constant_features = np.empty(F, dtype=np.int64)
-    visit = np.empty(F, dtype=np.int64)
-    state = np.array([seed], dtype=np.int64)
-    thr = FEATURE_THRESHOLD
-    is_reg = criterion == MSE
-    mss = min_split(min_samples_split, min_samples_leaf)
-    counts = np.empty(n_outputs)
+def _partition_work(launch) -> Work:
+    features = launch.grid[0]
+    m = launch.shapes[5] - launch.shapes[4]
+    return Work(bytes=features * m * (4 + 4 + 8) * 3 + features * m, ops=features * m * 20)
 
-    out_feature, out_threshold, out_left, out_right = [], [], [], []
-    out_value, out_impurity, out_n, out_missing = [], [], [], []
 
-    def stats(ys):
-        if is_reg:
-            b, imp = _reg_stats(ys, 0, len(ys))
-            return np.array([b / len(ys)]), imp
-        imp = _class_stats(ys, 0, len(ys), criterion, counts)
-        return counts.copy(), imp
+def _mark_work(launch) -> Work:
+    m = launch.shapes[3] - launch.shapes[2]
+    return Work(bytes=m * 5, ops=m * 4)
 
-    value, imp = stats(y)
-    stack = [(0, n, 0, -1, 0, 0, imp, value)]
-    while stack:
-        start, end, depth, parent, is_left, n_known, imp, value = stack.pop()
-        node = len(out_feature)
-        if parent >= 0:
-            (out_left if is_left else out_right)[parent] = node
-        m = end - start
-        out_feature.append(-1)
-        out_threshold.append(0.0)
-        out_left.append(-1)
-        out_right.append(-1)
-        out_value.append(value)
-        out_impurity.append(imp)
-        out_n.append(m)
-        out_missing.append(1)
-        if is_leaf(depth, m, imp, max_depth, mss, min_samples_leaf):
-            continue
-        active = features[n_known:].copy()
-        d_active = cuda.to_device(active)
-        if is_reg:
-            scan_mse[len(active), tpb](d_active, d_vals, d_y, start, end, min_samples_leaf, thr,
-                                       d_const, d_score, d_pos, d_thr)
-        else:
-            totals = cuda.to_device(value.astype(np.float64))
-            scan_classes[len(active), tpb](d_active, d_vals, d_y, start, end, min_samples_leaf, thr, criterion,
-                                           n_outputs, totals, d_carry, d_const, d_score, d_pos, d_thr)
-        h_const, h_score, h_pos, h_thr = (d_const.copy_to_host(), d_score.copy_to_host(),
-                                          d_pos.copy_to_host(), d_thr.copy_to_host())
-        f_const[active] = h_const[active]
-        f_score[active] = h_score[active]
-        f_pos[active] = np.where(h_const[active] == 1, -1, h_pos[active])
-        f_thr[active] = h_thr[active]
-        best_f, n_total = _select_feature(features, constant_features, n_known, state, f_const, f_score, f_pos,
-                                          f_zero, f_zero, criterion, visit)
-        if best_f < 0:
-            continue
-        nl = int(f_pos[best_f])
-        nr = m - nl
-        mid = start + nl
-        segment = d_y[best_f, start:end].copy_to_host()
-        value_l, imp_l = stats(segment[:nl])
-        value_r, imp_r = stats(segment[nl:])
-        if not keeps_split(n, m, nl, imp, imp_l, imp_r):
-            continue
-        out_feature[node] = int(best_f)
-        out_threshold[node] = float(f_thr[best_f])
-        out_missing[node] = 1 if nl > nr else 0
-        # as on the CPU: the lists below a leaf are never read again
-        part = np.array([f for f in features[n_total:] if f != best_f], dtype=np.int64)
-        if len(part) and child_can_split(depth, nl, nr, imp_l, imp_r, max_depth, mss, min_samples_leaf):
-            mark[(m + tpb - 1) // tpb, tpb](d_rows, int(best_f), start, end, mid, d_goes_left)
-            partition[len(part), tpb](cuda.to_device(part), d_rows, d_vals, d_y, start, end, nl, d_goes_left,
-                                      d_tmp_rows, d_tmp_vals, d_tmp_y)
-        stack.append((mid, end, depth + 1, node, 0, n_total, imp_r, value_r))
-        stack.append((start, mid, depth + 1, node, 1, n_total, imp_l, value_l))
-    return (np.asarray(out_feature, dtype=np.int32), np.asarray(out_threshold, dtype=np.float64),
-            np.asarray(out_left, dtype=np.int32), np.asarray(out_right, dtype=np.int32),
-            np.asarray(out_value, dtype=np.float64).reshape(len(out_feature), n_outputs),
-            np.asarray(out_impurity, dtype=np.float64), np.asarray(out_n, dtype=np.int64),
-            np.asarray(out_missing, dtype=np.uint8))
+
+def _root_scan(n: int, d: int):
+    """The root's scan of every feature for ``n`` rows (a block per feature)."""
+    from ._rules import FEATURE_THRESHOLD
+
+    return (d, THREADS_PER_BLOCK, (np.arange(d, dtype=np.int64), np.zeros((d, n), np.float32), np.zeros((d, n)), 0, n,
+                                   1, FEATURE_THRESHOLD, np.zeros((4, d))))
+
+
+_DEVICE = lambda name: (lambda: _kernels(THREADS_PER_BLOCK)[name])  # noqa: E731 -- the kernels a device runs
+SCAN_MSE = declare_kernel(
+    "greedy.scan_mse", build=_DEVICE("mse"), blocks=(THREADS_PER_BLOCK,), model=_scan_work,
+    summary="a block per feature: block scans of y over the node's presorted segment, arg-max of the proxy",
+    example=_root_scan,
+    signatures=("void(int64[::1], float32[:, ::1], float64[:, ::1], int64, int64, int64, float32, "
+                "float64[:, ::1])",))
+_CLASS_SIG = ("void(int64[::1], float32[:, ::1], int32[:, ::1], int64, int64, int64, float32, int64, float64[::1], "
+              "float64[:, ::1], float64[:, ::1])",)
+SCAN_GINI = declare_kernel(
+    "greedy.scan_gini", build=_DEVICE("gini"), blocks=(THREADS_PER_BLOCK,), model=_scan_work,
+    summary="a block per feature: a block scan per class, Gini proxy (no FMA: the CPU's bits)",
+    signatures=_CLASS_SIG)
+SCAN_ENTROPY = declare_kernel(
+    "greedy.scan_entropy", build=_DEVICE("entropy"), blocks=(THREADS_PER_BLOCK,), model=_scan_work, exact=False,
+    summary="a block per feature: a block scan per class, entropy proxy (libdevice log: not the CPU's bits)",
+    signatures=_CLASS_SIG)
+MARK = declare_kernel(
+    "greedy.mark", build=_DEVICE("mark"), blocks=(THREADS_PER_BLOCK,), model=_mark_work,
+    summary="a thread per row of the node: left or right of the chosen split",
+    signatures=("void(int32[:, ::1], int64, int64, int64, int64, uint8[::1])",))
+PARTITION = declare_kernel(
+    "greedy.partition", build=_DEVICE("partition"), blocks=(THREADS_PER_BLOCK,), model=_partition_work,
+    summary="a block per feature: stable partition of the node's segment by block scans of the flags",
+    signatures=variants("void(int64[::1], int32[:, ::1], float32[:, ::1], {Y}[:, ::1], int64, int64, int64, "
+                        "uint8[::1], int32[:, ::1], float32[:, ::1], {Y}[:, ::1])", Y=("float64", "int32")))

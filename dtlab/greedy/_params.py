@@ -32,21 +32,34 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _check_float32_range(X64: np.ndarray) -> None:
+    """Values beyond float32's range would become inf in the float32 cast: an error, like inf itself."""
+    largest = np.nanmax(np.abs(X64), initial=0.0) if X64.size else 0.0
+    if largest > np.finfo(np.float32).max:
+        raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
+
+
+def has_missing(X32: np.ndarray) -> bool:
+    """Whether X (from :func:`fit_features`) holds a missing value (NaN)."""
+    return bool(np.isnan(X32).any())
+
+
 def fit_features(X: Any) -> np.ndarray:
-    """X for ``fit``: float32 (as scikit-learn casts it), finite, at least one row."""
+    """X for ``fit``: float32 (as scikit-learn casts it), at least one row; NaN marks a missing value, inf is
+    refused."""
     X = to_host(X)
     check_sklearn_input_shape(X)
-    X64 = check_X(X, dtype=np.float64, allow_nan=False, name="X")
-    if X64.size and max(X64.max(), -X64.min()) > np.finfo(np.float32).max:
-        raise ValueError("X has values too large for float32 (|x| > 3.4e38); scale the features first")
+    X64 = check_X(X, dtype=np.float64, allow_nan=True, name="X")
+    _check_float32_range(X64)
     return as_float32_features(X64)
 
 
 def predict_features(X: Any, estimator: Any) -> np.ndarray:
     """X for ``predict``: float32 like in ``fit``, so that ``x <= threshold`` agrees with training.
 
-    NaN is allowed (it follows each node's ``missing_left``: the side that got
-    more training rows), inf is not.
+    NaN is allowed (it follows each split's ``missing_left``: where the
+    training rows missing that feature went, or the child that got more
+    training rows where none was missing), inf is not.
     """
     X = to_host(X)
     check_sklearn_input_shape(X)
@@ -54,11 +67,17 @@ def predict_features(X: Any, estimator: Any) -> np.ndarray:
     if X64.shape[1] != estimator.n_features_in_:
         raise ValueError(f"X has {X64.shape[1]} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input")
+    _check_float32_range(X64)
     return np.ascontiguousarray(X64, dtype=np.float32)
 
 
 class FittedTreeMixin:
     """Prediction-side methods shared by the greedy estimators: all read the fitted ``tree_`` (a FlatTree)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value, at fit and predict
+        return tags
 
     def _tree_input(self, X: Any):
         from sklearn.utils.validation import check_is_fitted

@@ -115,3 +115,12 @@ def split_threshold(value_left, value_right):
     return np.float64(value_left) / 2.0 + np.float64(value_right) / 2.0
 
 
+
+
+@numba.njit(**NJIT)
+def entropy_term(count, n):
+    """``p log2 p`` for ``p = count / n`` (0 for an empty class), as scikit-learn computes it."""
+    if count <= 0.0:
+        return 0.0
+    p = count / n
+    return p * (np.log(p) / LN2)

@@ -35,7 +35,16 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import gather_feature, gather_in_order, scan_prefix
-from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, split_threshold
+from ._missing import (
+    ALL_PRESENT_LEFT,
+    n_present,
+    present_first_order,
+    scan_classes_missing,
+    scan_mse_incremental_missing,
+    scan_mse_missing,
+    scan_mse_naive_missing,
+)
+from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, entropy_term, split_threshold
 
 
 @numba.njit(**NJIT)
@@ -112,15 +121,6 @@ def _scan_mse_naive(xs, X_f, y, samples, s, e, msl, thr):
 
 
 @numba.njit(**NJIT)
-def _entropy_term(count, n):
-    """``p log2 p`` for ``p = count / n`` (0 for an empty class), as scikit-learn computes it."""
-    if count <= 0.0:
-        return 0.0
-    p = count / n
-    return p * (np.log(p) / LN2)
-
-
-@numba.njit(**NJIT)
 def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
     """Scan one sorted segment for a classification criterion.
 
@@ -149,7 +149,7 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
     h_node = 0.0
     for c in range(n_classes):
         sq_r += cnt_r[c] * cnt_r[c]
-        h_node -= _entropy_term(cnt_r[c], float(m))
+        h_node -= entropy_term(cnt_r[c], float(m))
     best = -np.inf
     best_nl = -1
     best_hl = 0.0
@@ -179,8 +179,8 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
             h_l = 0.0
             h_r = 0.0
             for k in range(n_classes):
-                h_l -= _entropy_term(cnt_l[k], fl)
-                h_r -= _entropy_term(cnt_r[k], fr)
+                h_l -= entropy_term(cnt_l[k], fl)
+                h_r -= entropy_term(cnt_r[k], fr)
             proxy = -fr * h_r - fl * h_l
             if proxy > best:
                 best = proxy
@@ -200,8 +200,41 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
 
 
 @numba.njit(**NJIT)
+def _record_missing_split(f, best, k, missing_left, n_miss, xs, s, m_present, f_score, f_pos, f_thr, f_miss_left,
+                          f_n_miss):
+    """Write a missing-value scan's result (:mod:`._missing`) into feature ``f``'s entries."""
+    f_score[f] = best
+    f_n_miss[f] = n_miss
+    f_miss_left[f] = 1 if missing_left else 0
+    if k < 0:
+        f_pos[f] = -1
+        return
+    f_pos[f] = k + n_miss if missing_left else k  # left size, every row counted
+    f_thr[f] = ALL_PRESENT_LEFT if k == m_present else split_threshold(xs[s + k - 1], xs[s + k])
+
+
+@numba.njit(**NJIT)
+def _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
+                            f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
+    """:func:`_scan_presorted_feature` of a feature some rows of the node miss (:mod:`._missing`)."""
+    m_present = n_present(vals[f], s, e)
+    f_const[f] = 1 if m_present == 0 else 0
+    if m_present == 0:
+        return
+    if criterion == MSE:
+        best, k, left = scan_mse_missing(vals[f], ylist[f], s, m_present, e, msl, thr, buf[slot])
+    else:
+        best, k, left = scan_classes_missing(vals[f], ylist[f], s, m_present, e, msl, thr, criterion,
+                                             cnt[slot, 0], cnt[slot, 1], cnt[slot, 2])
+    f_gain[f] = 0.0
+    f_ratio[f] = 0.0
+    _record_missing_split(f, best, k, left, e - s - m_present, vals[f], s, m_present, f_score, f_pos, f_thr,
+                          f_miss_left, f_n_miss)
+
+
+@numba.njit(**NJIT)
 def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
-                            f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+                            f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
     """Best split of feature ``f`` on the node ``[s, e)`` of the presorted lists.
 
     Parameters
@@ -209,16 +242,22 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     f : int
     slot : int
         Row of the scratch ``buf`` (float64, (n_slots, >= e - s)) or ``cnt``
-        (float64, (n_slots, 2, n_classes)) to use.
+        (float64, (n_slots, 3, n_classes)) to use.
     criterion : int
-    vals, ylist : arrays (n_features, n_samples), float32 and targets
+    vals, ylist : arrays (n_features, n_samples), float32 and targets; NaN values last in each node
     s, e, msl : int
     thr : float32
-    f_const, f_score, f_pos, f_thr, f_gain, f_ratio : arrays (n_features,)
+    f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss : arrays (n_features,)
         Entry ``f`` receives: constant in the node (uint8), best score, left
-        size (-1: no valid split), threshold, and for ``GAIN_RATIO`` the
-        MDL-corrected gain and the gain ratio.
+        size (-1: no valid split), threshold, for ``GAIN_RATIO`` the
+        MDL-corrected gain and the gain ratio, whether the missing rows go
+        left (uint8) and how many rows of the node miss the feature.
     """
+    if np.isnan(vals[f, e - 1]):  # NaN sorts last: some rows of the node miss the feature
+        _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
+                                f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
+        return
+    f_n_miss[f] = 0
     if vals[f, e - 1] <= vals[f, s] + thr:
         f_const[f] = 1
         return
@@ -227,7 +266,7 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
     ratio = 0.0
     if criterion == MSE:
         best, nl = scan_prefix(vals[f], ylist[f], None, s, e, msl, 0.0, thr, buf[slot], None, 0.0, 0.0, False, 0.0,
-                                False)
+                               False)
     else:
         best, nl, gain, ratio = _scan_classes(vals[f], ylist[f], s, e, msl, thr, criterion,
                                               cnt[slot, 0], cnt[slot, 1])
@@ -241,43 +280,54 @@ def _scan_presorted_feature(f, slot, criterion, vals, ylist, s, e, msl, thr, buf
 
 @numba.njit(parallel=True, **NJIT)
 def _scan_presorted_parallel(active, n_active, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
-                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio):
+                             f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
     """:func:`_scan_presorted_feature` of the features ``active[:n_active]`` in parallel, worker ``k`` in slot ``k``."""
     for k in numba.prange(n_active):
         _scan_presorted_feature(active[k], k, criterion, vals, ylist, s, e, msl, thr, buf, cnt,
-                                f_const, f_score, f_pos, f_thr, f_gain, f_ratio)
+                                f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
 
 
 @numba.njit(**NJIT)
-def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_score, f_pos, f_thr):
+def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_score, f_pos, f_thr, f_miss_left,
+                          f_n_miss):
     """Naive / incremental: best split of feature ``f`` on the rows ``samples[s:e]``, sorting them.
 
     Parameters
     ----------
     f, method : int
-    XT : float32 array (n_features, n_samples)
+    XT : float32 array (n_features, n_samples), NaN for missing values
     y : float64 array (n_samples,)
     samples : int64 array (n_samples,), the node's rows on ``[s, e)``
     s, e, msl : int
     thr : float32
-    f_const, f_score, f_pos, f_thr : arrays (n_features,), as for :func:`_scan_presorted_feature`
+    f_const, f_score, f_pos, f_thr, f_miss_left, f_n_miss : arrays (n_features,), as for
+        :func:`_scan_presorted_feature`
     """
     m = e - s
     xb = gather_feature(XT, f, samples, s, e)
-    lo = xb[0]
-    hi = xb[0]
-    for i in range(1, m):
-        lo = min(lo, xb[i])
-        hi = max(hi, xb[i])
-    if hi <= lo + thr:
-        f_const[f] = 1
-        return
-    f_const[f] = 0
-    # stable sort of rows kept in row order: (value, row) order, as the presorted lists
-    order = np.argsort(xb, kind="mergesort")
+    # stable sort, rows kept in row order: (value, row) order with the missing rows last, as the presorted lists
+    order, m_present = present_first_order(xb)
     xs = np.empty(m, dtype=np.float32)
     for i in range(m):
         xs[i] = xb[order[i]]
+    if m_present < m:
+        f_const[f] = 1 if m_present == 0 else 0
+        if m_present == 0:
+            return
+        if method == INCREMENTAL:
+            ys = np.empty(m, dtype=np.float64)
+            gather_in_order(y, samples, s, order, ys)
+            best, k, left = scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr)
+        else:
+            best, k, left = scan_mse_naive_missing(xs, XT[f], y, samples, s, e, m_present, msl, thr)
+        _record_missing_split(f, best, k, left, m - m_present, xs, 0, m_present, f_score, f_pos, f_thr, f_miss_left,
+                              f_n_miss)
+        return
+    f_n_miss[f] = 0
+    if xs[m - 1] <= xs[0] + thr:
+        f_const[f] = 1
+        return
+    f_const[f] = 0
     if method == INCREMENTAL:
         ys = np.empty(m, dtype=np.float64)
         gather_in_order(y, samples, s, order, ys)

@@ -22,7 +22,7 @@ from ..splits import attribute_lists
 from ..trees import FlatTree
 from . import _rules
 from ._cpu import _grow
-from ._rules import CRITERIA, METHODS, RAND_R_MAX, VECTORIZED
+from ._rules import CRITERIA, GAIN_RATIO, METHODS, RAND_R_MAX, VECTORIZED
 
 #: ``max_depth=None`` means this depth (scikit-learn uses the int32 maximum too).
 UNLIMITED_DEPTH = int(np.iinfo(np.int32).max)
@@ -81,8 +81,10 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
 
     Parameters
     ----------
-    X32 : ndarray of shape (n_samples, n_features), float32, finite
-        From :func:`as_float32_features`.
+    X32 : ndarray of shape (n_samples, n_features), float32, no inf
+        From :func:`as_float32_features`; NaN marks a missing value (every split
+        learns where the missing rows go, as scikit-learn's trees do: see
+        :mod:`._missing`).
     y : ndarray of shape (n_samples,)
         float64 targets (regression) or int32 class codes ``0..n_classes-1``.
     task : {"regression", "classification"}
@@ -115,10 +117,20 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     depth = UNLIMITED_DEPTH if max_depth is None else int(max_depth)
     seed = sklearn_seed(random_state)
     be = resolve_backend(backend, X32)
+    missing = bool(np.isnan(X32).any())
+    if missing and be.is_cuda:
+        raise ValueError("backend='cuda' does not take missing values (NaN) in X yet: the CUDA split search has "
+                         "no missing-value scans (the CPU's, which learn a direction per split as scikit-learn "
+                         "does, are in dtlab.greedy._missing); use backend='cpu', or impute X. NaN at predict "
+                         "time works on both backends")
+    if missing and crit == GAIN_RATIO:
+        raise ValueError("criterion='gain_ratio' does not take missing values (NaN) in X: C4.5 spreads such rows "
+                         "over both children by weight, which is not implemented; use criterion='gini' or "
+                         "'entropy' (each split learns a direction for missing values) or impute X first")
     XT = np.ascontiguousarray(X32.T)
     parallel_min_work = _rules.PARALLEL_MIN_WORK  # looked up per fit, so that a test can lower it
     if be.is_cuda:
-        from ._cuda import grow_cuda
+        from ._cuda_grower import grow_cuda
 
         arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
     elif meth == VECTORIZED:

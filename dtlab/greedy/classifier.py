@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_real, encode_labels, fit_target
 from ..backend import resolve_backend, thread_scope
-from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features
+from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, has_missing
 from .builder import build_greedy_tree
 from .pruning import pessimistic_prune
 
@@ -45,9 +45,9 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where the tree grows (:func:`dtlab.backend.resolve_backend`): ``"cuda"``
         runs the split search as numba.cuda kernels (grown node by node from
-        the host; Gini and entropy only); ``"auto"``, a GPU when X is already
-        on one or a GPU is present and the criterion has a CUDA search, else
-        the CPU.
+        the host; Gini and entropy only; X without missing values); ``"auto"``,
+        a GPU when X is already on one or a GPU is present and the criterion
+        has a CUDA search (and X no missing value), else the CPU.
     n_jobs : int or None, default=None
         Threads of fit and predict (:func:`dtlab.backend.resolve_threads`).
 
@@ -63,6 +63,13 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         The tree before pruning (the same object as ``tree_`` without pruning).
     n_features_in_ : int
     backend_ : str
+
+    Notes
+    -----
+    Missing values (NaN) are handled as by scikit-learn's trees (>= 1.3): each
+    split learns where the rows missing its feature go, ``tree_.missing_left``
+    (:mod:`dtlab.greedy._missing`); ``criterion="gain_ratio"`` refuses them
+    (C4.5 spreads such rows over both children by weight, not implemented here).
     """
 
     def __init__(self, *, criterion: str = "gini", max_depth: int | None = None, min_samples_split: int = 2,
@@ -83,7 +90,8 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), numeric, finite
+        X : array-like of shape (n_samples, n_features), numeric
+            NaN marks a missing value (see Notes); inf is an error.
         y : array-like of shape (n_samples,), class labels
 
         Returns
@@ -99,7 +107,8 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         y = fit_target(y, X32.shape[0], self, numeric=False)
         check_classification_targets(y)
         classes, codes = encode_labels(y)
-        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio")
+        # the CUDA search has no missing-value scans: "auto" grows a tree on data with NaN on the CPU
+        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio" and not has_missing(X32))
         with thread_scope(self.n_jobs):
             grown = build_greedy_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
                                       max_depth=max_depth, min_samples_split=min_samples_split,

@@ -30,6 +30,9 @@ _STYLE = {
 def plot_timing_vs_size(frame, *, reported: dict | None = None, ax=None, title: str | None = None):
     """Training time against rows, log-log, one line per method.
 
+    One line per method and thread count (dashed: more than one thread), the
+    medians with the spread of the alternating runs as error bars.
+
     Parameters
     ----------
     frame : pandas.DataFrame from :func:`dtlab.greedy.experiments.timing_vs_size`
@@ -39,13 +42,16 @@ def plot_timing_vs_size(frame, *, reported: dict | None = None, ax=None, title: 
         :data:`dtlab.greedy.experiments.PROJECT_REPORTED_SECONDS`).
     """
     fig, ax = new_axes(ax, figsize=(9.0, 4.6))
-    for method, group in frame.groupby("method", sort=False):
+    single_thread = frame["threads"].min()
+    for (method, n_threads), group in frame.groupby(["method", "threads"], sort=False):
         done = group[~group["skipped"]]
-        style = _STYLE.get(method, {})
-        label = "scikit-learn" if method == "sklearn" else f"dtlab {method}"
-        if "threads" in group:
-            label += f" ({threads(group['threads'].iloc[0])})"
-        ax.plot(done["n_samples"], done["seconds"], label=label, **style)
+        style = dict(_STYLE.get(method, {}), ls="-" if n_threads == single_thread else "--")
+        label = ("scikit-learn" if method == "sklearn" else f"dtlab {method}") + f" ({threads(n_threads)})"
+        if "seconds_min" in done and len(done):  # the spread of the alternating runs
+            spread = [done["seconds"] - done["seconds_min"], done["seconds_max"] - done["seconds"]]
+            ax.errorbar(done["n_samples"], done["seconds"], yerr=spread, label=label, capsize=2, **style)
+        else:
+            ax.plot(done["n_samples"], done["seconds"], label=label, **style)
         if group["skipped"].any():
             cap = int(done["n_samples"].max()) if len(done) else 0
             label_note = f"{method}: skipped above {cap:,} rows (O(n$^2$))"
@@ -136,17 +142,31 @@ def plot_fit_summary(summary, *, ax=None, max_points: int = 3_000):
 
 # ---------------------------------------------------------------- captions
 def timing_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Caption of ``greedy_regression_timing`` from its recorded timings."""
+    """Caption of ``greedy_regression_timing`` from its recorded timings: depth, threads and spreads of the run."""
     rows = [r for r in results["timings"] if not r["skipped"]]
     largest = max(r["n_samples"] for r in rows)
-    at = {r["method"]: r for r in rows if r["n_samples"] == largest}
-    vec, sk = at["vectorized"], at["sklearn"]
+    at = [r for r in rows if r["n_samples"] == largest]
+    depth = results.get("max_depth", rows[0].get("max_depth"))
+    tree = "fully grown" if depth is None else f"depth {depth}"
+
+    def took(r: dict) -> str:
+        name = "scikit-learn" if r["method"] == "sklearn" else f"the {r['method']} search"
+        spread = f", {r['seconds_min']:.2f}-{r['seconds_max']:.2f} s" if r.get("runs", 1) > 1 else ""
+        return f"{name} {r['seconds']:.2f} s on {threads(r['threads'])}{spread}"
+
+    per_core = {r["method"]: r for r in at if r["threads"] == 1}
+    ratio = ""
+    if "vectorized" in per_core and "sklearn" in per_core:
+        ratio = (f" Per core (1 thread each) the vectorised search fits "
+                 f"{speedup(per_core['sklearn']['seconds'] / per_core['vectorized']['seconds'])} as fast as "
+                 f"scikit-learn.")
+    runs = max(r.get("runs", 1) for r in at)
     return {"greedy_regression_timing": (
-        f"Variance-reduction regression tree on the diabetes data (predict age, fully grown): training time of "
-        f"the naive, incremental and vectorised split searches and scikit-learn against rows. At {largest:,} "
-        f"rows the vectorised search took {vec['seconds']:.2f} s ({threads(vec['threads'])}) and scikit-learn "
-        f"{sk['seconds']:.2f} s ({threads(sk['threads'])}). Open markers: the C project's reported times "
-        f"(another CPU), for scale only.")}
+        f"Variance-reduction regression tree on the diabetes data (predict age, {tree}): training time of "
+        f"the naive, incremental and vectorised split searches and scikit-learn against rows, every fit of a size "
+        f"timed in alternation with the others (medians of up to {runs} rounds, spread min-max). At {largest:,} "
+        f"rows: " + "; ".join(took(r) for r in at) + "." + ratio + " Open markers: the C project's reported "
+        "times (another CPU), for scale only.")}
 
 
 def depth_captions(results: dict[str, Any]) -> dict[str, str]:
@@ -160,13 +180,22 @@ def depth_captions(results: dict[str, Any]) -> dict[str, str]:
         f"error {deepest['test_mse']:.0f} years^2.")}
 
 
+def _phrase(entry: dict[str, Any]) -> str:
+    """A comparison's speedup with its threads and, where recorded, the spread of its alternating runs."""
+    text = comparison_phrase(entry)
+    if "speedup_min" in entry:
+        text += (f" [{speedup(entry['speedup_min'])}-{speedup(entry['speedup_max'])} over {entry['runs']} "
+                 "alternating runs]")
+    return text
+
+
 def regressor_speed_captions(results: dict[str, Any]) -> dict[str, str]:
     """Caption of ``greedy_regressor_vs_sklearn``: the speedups per depth with their threads."""
     parts = []
     for depth in dict.fromkeys(e["max_depth"] for e in results["comparisons"]):
         modes = by_mode(results["comparisons"], max_depth=depth)
         parts.append(f"depth {'unlimited' if depth is None else depth}: "
-                     + ", ".join(comparison_phrase(modes[m]) for m in MODE_WORDS))
+                     + ", ".join(_phrase(modes[m]) for m in MODE_WORDS))
     trees = []
     for r in results["trees"]:
         depth = "unlimited" if r["max_depth"] is None else r["max_depth"]
@@ -187,6 +216,6 @@ def classifier_speed_captions(results: dict[str, Any]) -> dict[str, str]:
     modes = by_mode(results["comparisons"])
     return {"greedy_classifier_vs_sklearn": (
         f"CART (Gini) training on {results['n_samples']:,} Chess3x3 rows against scikit-learn: "
-        + ", ".join(comparison_phrase(modes[m]) for m in MODE_WORDS)
+        + ", ".join(_phrase(modes[m]) for m in MODE_WORDS)
         + (f"; {modes['whole_machine']['peer_note']}" if modes["whole_machine"].get("peer_note") else "")
         + (". Same tree." if results["same_tree"] else ". The trees differ."))}

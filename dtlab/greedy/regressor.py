@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._validation import fit_target
 from ..backend import resolve_backend, thread_scope
-from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features
+from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, has_missing
 from ._rules import METHODS
 from .builder import build_greedy_tree
 
@@ -48,9 +48,9 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where the tree grows (:func:`dtlab.backend.resolve_backend`): ``"cuda"``
         runs the vectorised search as numba.cuda kernels (grown node by node
-        from the host); ``"auto"``, a GPU when X is already on one or a GPU is
-        present and ``method="vectorized"`` (the other methods run on the CPU),
-        else the CPU.
+        from the host; X without missing values); ``"auto"``, a GPU when X is
+        already on one or a GPU is present and ``method="vectorized"`` (the
+        other methods run on the CPU) and X has no missing value, else the CPU.
     n_jobs : int or None, default=None
         Threads of fit and predict (:func:`dtlab.backend.resolve_threads`:
         ``None``, numba's current thread count; -1, all of numba's threads).
@@ -71,6 +71,11 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     -----
     X is cast to float32 (as scikit-learn does) and thresholds are midpoints of
     consecutive distinct float32 values; values closer than 1e-7 count as equal.
+    Missing values (NaN) are handled as by scikit-learn's trees (>= 1.3): each
+    split learns where the rows missing its feature go (the side that gains
+    more), ``tree_.missing_left``; a split whose node had none sends NaN at
+    predict time to the child that got more training rows
+    (:mod:`dtlab.greedy._missing`).
     """
 
     def __init__(self, *, max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,
@@ -89,7 +94,8 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), numeric, finite
+        X : array-like of shape (n_samples, n_features), numeric
+            NaN marks a missing value (see Notes); inf is an error.
         y : array-like of shape (n_samples,), numeric, finite
 
         Returns
@@ -100,7 +106,8 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         method = check_choice(self.method, "method", tuple(METHODS))
         X32 = fit_features(X)
         y = fit_target(y, X32.shape[0], self, numeric=True)
-        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized")
+        # the CUDA search has no missing-value scans: "auto" grows a tree on data with NaN on the CPU
+        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized" and not has_missing(X32))
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
                              "backend='cuda'")

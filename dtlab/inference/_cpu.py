@@ -12,6 +12,8 @@ loop the CPU overlaps (row blocking); blocks are spread over threads with
 
 from __future__ import annotations
 
+import types
+
 import numba
 import numpy as np
 
@@ -79,7 +81,7 @@ def traverse_heap(Xf, n_features, node_offset, depth, feature, threshold, nan_ri
     ``Xf`` is X raveled (C order).  Indices are unsigned 32-bit so that numba
     emits no negative-index wraparound and LLVM vectorises the step over the
     block's rows (gathers); that, not the layout alone, is what makes this walk
-    2-3x faster than the signed version.  A block without NaN takes the loop
+    faster than the signed version.  A block without NaN takes the loop
     with one compare per step; a block with NaN also reads ``nan_right``.
     """
     n = Xf.shape[0] // n_features
@@ -261,3 +263,33 @@ def quickscorer_one_word(X, feature_offset, threshold, tree, mask, nan_offset, n
                 col = tree_column[t]
                 for j in range(n_values):
                     out[row, col + j] += leaf_value[leaf, j]
+
+
+# ------------------------------------------------------------------ small batches: the same kernels, serial
+#: Below this many tree-rows (rows x trees) a call runs on the calling thread: waking the thread pool and
+#: splitting a handful of blocks costs more than the walk (a 1-row call of 100 depth-8 trees took about 3x
+#: longer through the parallel kernel on 2 threads than through the serial one on this project's machine).
+PARALLEL_MIN_TREE_ROWS = 16_384
+
+
+def _serial_twin(kernel):
+    """``kernel``'s Python function compiled without ``parallel`` (``prange`` runs as ``range``).
+
+    The twin gets its own qualified name: numba's on-disk cache is keyed by the
+    function's name and signature, not by the ``parallel`` flag.
+    """
+    f = kernel.py_func
+    twin = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__, f.__closure__)
+    twin.__qualname__ = f.__qualname__ + "_serial"
+    twin.__doc__ = f"Serial twin of :func:`{f.__name__}` (small batches)."
+    return numba.njit(nogil=True, cache=True)(twin)
+
+
+SERIAL = {k: _serial_twin(k) for k in (traverse, traverse_heap, bitmask, quickscorer, quickscorer_one_word)}
+
+
+def for_size(kernel, n_rows: int, n_trees: int):
+    """``kernel``, or its serial twin where the call is too small for the thread pool (or it has one thread)."""
+    if n_rows * n_trees < PARALLEL_MIN_TREE_ROWS or numba.get_num_threads() == 1:
+        return SERIAL[kernel]
+    return kernel

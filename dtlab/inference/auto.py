@@ -57,7 +57,7 @@ def measure(forest, X: np.ndarray, methods=CANDIDATES, repeats: int = 3) -> dict
     """Median seconds of each method's ``raw_sum`` on prepared rows ``X`` (after an untimed run on 8 rows).
 
     A method whose first run takes :data:`DROP_FACTOR` times the best so far
-    keeps that one timing: on deep trees the all-node methods are 100x slower
+    keeps that one timing: on deep trees the all-node methods are far slower
     and timing them again would make the calibration cost seconds.
     """
     out: dict[str, float] = {}

@@ -1,5 +1,7 @@
 """Experiments with tree inference: the patent's example, time against tree shape and threads, decision vs
-combining time, and the benchmark against XGBoost, LightGBM and scikit-learn; figure and benchmark producers.
+combining time, and the benchmarks against XGBoost, LightGBM, scikit-learn, TL2cgen and lleaves (throughput
+on the standard and the large models, latency of small batches: :mod:`dtlab.inference.bench`); figure and
+benchmark producers.
 
 Every timing alternates the contenders (:func:`dtlab.experiments.timing.paired_times`)
 and reports medians; thread counts are stated on both sides of every ratio.
@@ -14,19 +16,13 @@ import numpy as np
 
 from ..backend import cpu_cores
 from ..experiments.registry import RunContext, register_benchmark, register_figure
-from ..experiments.timing import comparison, load_average, machine_threads, numba_threads, paired_times
+from ..experiments.timing import load_average, machine_threads, numba_threads, paired_times
 from ..trees.synthetic import random_grid_tree
+from .bench import CPU_METHODS
 from .forest import Forest
 from .patent import patent_example
 from .plots import benchmark_captions, figure_captions
 from .reference import bitmask_steps, identifier_string
-
-CPU_METHODS = ("traversal", "bitmask", "quickscorer")
-#: Methods the benchmark times on 2% of the rows (they evaluate every node or every false test).
-SUBSET_METHODS = ("bitmask", "quickscorer")
-#: Benchmark sizes: rows predicted, rows trained on, trees, features (issue #11: 10^6 x 28, 100 trees).
-BENCH = {"small": dict(n_rows=200_000, n_train=20_000, n_trees=100, n_features=28),
-         "paper": dict(n_rows=1_000_000, n_train=100_000, n_trees=100, n_features=28)}
 
 
 def _progress(iterable, enabled: bool, desc: str):
@@ -126,98 +122,47 @@ def decision_vs_combining(depths: Sequence[int] = (4, 6, 8), n_rows: int = 4096,
     return rows
 
 
-# ------------------------------------------------------------------ the benchmark against the peers
-def _peer_models(depth: int, n_train: int, n_trees: int, n_features: int, seed: int):
-    """The same task learnt by XGBoost, LightGBM and a scikit-learn random forest (``depth``, ``n_trees``)."""
-    import lightgbm as lgb
-    import xgboost as xgb
-    from sklearn.ensemble import RandomForestClassifier
-
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_train, n_features)).astype(np.float32)
-    y = (X[:, :6].sum(axis=1) + X[:, 6] * X[:, 7] + rng.normal(size=n_train) > 0).astype(int)
-    booster = xgb.train({"objective": "binary:logistic", "max_depth": depth, "eta": 0.1, "seed": seed,
-                         "nthread": cpu_cores()}, xgb.DMatrix(X, y), n_trees)
-    light = lgb.train({"objective": "binary", "max_depth": depth, "num_leaves": 2 ** depth, "verbose": -1,
-                       "seed": seed, "min_data_in_leaf": 5}, lgb.Dataset(X, y), n_trees)
-    forest = RandomForestClassifier(n_trees, max_depth=depth, random_state=seed, n_jobs=cpu_cores()).fit(X, y)
-    return booster, light, forest
-
-
-def _set_threads(booster, light_params: dict, rf, n: int) -> None:
-    booster.set_param({"nthread": n})
-    light_params["num_threads"] = n
-    rf.set_params(n_jobs=n)
+# ------------------------------------------------------------------ the benchmarks against the peers
+#: Rows predicted and rows trained on, by scale: the standard cases (issue #11: 10^6 x 28, 100 trees).
+BENCH = {"small": dict(n_rows=200_000, n_train=20_000, n_features=28),
+         "paper": dict(n_rows=1_000_000, n_train=100_000, n_features=28)}
+#: Cases: name -> (model kind, trees, depth, LightGBM leaves).  The standard ones: 100 trees of depth 6 and 8.
+STANDARD_CASES = {f"{kind} depth {d}": (kind, 100, d, None) for d in (6, 8) for kind in ("xgboost", "lightgbm",
+                                                                                          "sklearn")}
+#: Layouts past the L2 cache: 500 trees of depth 10 (2,047 nodes each) and LightGBM's leaf-wise trees of 1,023
+#: leaves (no depth bound).
+LARGE_CASES = {"xgboost 500 trees depth 10": ("xgboost", 500, 10, None),
+               "lightgbm 500 trees depth 10": ("lightgbm", 500, 10, None),
+               "lightgbm 1023 leaves": ("lightgbm", 100, None, 1023)}
+LARGE = {"small": dict(n_rows=20_000, n_train=100_000, n_features=28),
+         "paper": dict(n_rows=200_000, n_train=200_000, n_features=28)}
+#: The serving case: the standard depth-8 models predicted 1-64 rows at a time.
+LATENCY_CASES = {"xgboost depth 8": ("xgboost", 100, 8, None), "lightgbm depth 8": ("lightgbm", 100, 8, None)}
 
 
-def benchmark_vs_peers(scale: str = "small", depths: Sequence[int] = (6, 8), repeats: int = 5, seed: int = 0,
-                       progress: bool = False) -> dict:
-    """dtlab's CPU methods against XGBoost ``inplace_predict``, LightGBM ``predict`` and scikit-learn's random
-    forest ``predict_proba`` on the same models, per core and whole machine.
+def run_cases(cases: dict, size: dict, *, repeats: int = 5, seed: int = 0, latency: bool = False,
+              progress: bool = False) -> dict:
+    """:func:`~dtlab.inference.bench.compare_case` (or, ``latency``, :func:`~dtlab.inference.bench.latency_case`)
+    on each case's model, trained on ``size["n_train"]`` rows, predicting ``size["n_rows"]`` other rows.
 
-    Predictions of every method are checked first against the peer's (1e-6
-    relative, on 5 000 rows).  The traversal is timed on all rows, alternating
-    with the peer; bitmask and QuickScorer (10-100x slower: they evaluate every
-    node / every false test) on 2% of the rows, and again on all rows only
-    if they come within 2x of the traversal.  Speedups are peer seconds / dtlab
-    seconds of the fastest method timed on all rows.
+    Returns
+    -------
+    dict: ``cases`` ({name: case result}), ``comparisons`` (all cases'), ``n_rows``, ``n_features``, and the
+    goal's summary (:func:`~dtlab.inference.bench.goal_summary`)
     """
-    size = BENCH[scale]
-    n, k = size["n_rows"], size["n_trees"]
-    X = np.random.default_rng(seed + 1).normal(size=(n, size["n_features"])).astype(np.float32)
-    out: dict[str, Any] = {"n_rows": n, "n_trees": k, "n_features": size["n_features"], "cases": {},
-                           "comparisons": []}
-    for depth in _progress(depths, progress, "depths"):
-        booster, light, rf = _peer_models(depth, size["n_train"], k, size["n_features"], seed)
-        forests = {"xgboost": Forest(booster), "lightgbm": Forest(light), "sklearn": Forest(rf)}
-        lparams: dict = {}
-        peers = {"xgboost": ("XGBoost inplace_predict (margin)",
-                             lambda b=booster: b.inplace_predict(X, predict_type="margin")),
-                 "lightgbm": ("LightGBM predict (raw_score)",
-                              lambda b=light, p=lparams: b.predict(X, raw_score=True, **p)),
-                 "sklearn": ("scikit-learn RandomForestClassifier.predict_proba", lambda r=rf: r.predict_proba(X))}
-        for name, forest in forests.items():
-            expected = peers[name][1]()
-            for m in CPU_METHODS:
-                got = forest.predict(X[:5_000], method=m)
-                np.testing.assert_allclose(got, expected[:5_000], rtol=1e-6, atol=1e-6 * k)
-            case: dict[str, Any] = {}
-            for mode, threads in (("per_core", 1), ("whole_machine", machine_threads())):
-                _set_threads(booster, lparams, rf, threads)
-                with numba_threads(threads):
-                    Xp = forest.prepare(X)
-                    # the methods that evaluate every node are 10-100x slower: timed on 2% of the rows
-                    small = Xp[: max(n // 50, 1)]
-                    rate = {m: small.shape[0] * k / statistics.median(t) for m, t in zip(
-                        SUBSET_METHODS, paired_times([lambda m=m, f=forest, s=small: f.raw_sum(s, m)
-                                                      for m in SUBSET_METHODS], repeats=max(repeats // 2, 1)))}
-                    fns = [peers[name][1], lambda f=forest, x=Xp: f.raw_sum(x, "traversal")]
-                    best = max(rate, key=rate.get)
-                    if rate[best] > 0.5 * n * k / statistics.median(paired_times(fns[1:], repeats=1, warmup=0)[0]):
-                        fns.append(lambda m=best, f=forest, x=Xp: f.raw_sum(x, m))  # a contender: full size
-                    times = [statistics.median(t) for t in paired_times(fns, repeats=repeats)]
-                full = {"traversal": times[1], **({best: times[2]} if len(times) > 2 else {})}
-                winner = min(full, key=full.get)
-                case[mode] = {"threads": threads, "peer_seconds": times[0],
-                              "peer_tree_rows_per_second": n * k / times[0],
-                              "traversal_tree_rows_per_second": n * k / times[1],
-                              **{f"{m}_tree_rows_per_second": r for m, r in rate.items()},
-                              "subset_rows": int(small.shape[0]), "best_method": winner}
-                out["comparisons"].append(comparison(peers[name][0], mode, full[winner], times[0], threads,
-                                                     threads, case=f"{name} depth {depth}", method=winner,
-                                                     n_rows=n, n_trees=k))
-            out["cases"][f"{name}_depth{depth}"] = case
-    return out
+    from .bench import compare_case, goal_summary, latency_case, train_model
 
-
-def goals(result: dict) -> dict:
-    """The issue's speed goals read from a :func:`benchmark_vs_peers` result."""
-    def speedups(peer_prefix):
-        return [c["speedup"] for c in result["comparisons"] if c["peer"].startswith(peer_prefix)]
-
-    xgb, skl = speedups("XGBoost"), speedups("scikit-learn")
-    return {"xgboost_min_speedup": min(xgb), "sklearn_min_speedup": min(skl),
-            "goal_met_xgboost_1_5x": bool(min(xgb) >= 1.5), "goal_met_sklearn_3x": bool(min(skl) >= 3.0)}
+    X = np.random.default_rng(seed + 1).normal(size=(size["n_rows"], size["n_features"])).astype(np.float32)
+    out: dict[str, Any] = {"n_rows": size["n_rows"], "n_features": size["n_features"], "n_train": size["n_train"],
+                           "cases": {}, "comparisons": []}
+    for name, (kind, n_trees, depth, leaves) in _progress(cases.items(), progress, "cases"):
+        model = train_model(kind, size["n_train"], size["n_features"], seed, n_trees=n_trees, depth=depth,
+                            leaves=leaves)
+        result = (latency_case(name, kind, model, X, rounds=repeats) if latency
+                  else compare_case(name, kind, model, X, repeats=repeats))
+        out["cases"][name] = result
+        out["comparisons"] += result["comparisons"]
+    return {**out, **goal_summary(out["comparisons"])}
 
 
 # ------------------------------------------------------------------ producers
@@ -248,16 +193,41 @@ def _shapes_figure(ctx: RunContext) -> dict:
             "load_average_before": load_before, "load_average_after": load_average()}
 
 
+GOAL = "dtlab's best CPU method ahead of every peer in every round, per core and whole machine, same predictions"
+
+
+def _bench(ctx: RunContext, figure: str, cases: dict, size: dict, plot, latency: bool = False) -> dict:
+    load_before = load_average()
+    result = run_cases(cases, size, repeats=ctx.pick(5, 7), seed=ctx.seed, latency=latency)
+    result.update(figure=figure, cores=cpu_cores(), goal=GOAL, load_average_before=load_before,
+                  load_average_after=load_average())
+    ctx.savefig(plot(result), figure)
+    return result
+
+
 @register_benchmark("inference_vs_peers", technique="inference", captions=benchmark_captions,
-                    description="100 trees of depth 6 and 8 on 28 features: dtlab CPU methods vs XGBoost "
-                                "inplace_predict, LightGBM predict, scikit-learn random forest (same models)")
+                    description="100 trees of depth 6 and 8 on 28 features: Forest.predict vs XGBoost "
+                                "inplace_predict, LightGBM predict, scikit-learn random forest, TL2cgen and "
+                                "lleaves (same models, same predictions)")
 def _benchmark(ctx: RunContext) -> dict:
     from .plots import plot_benchmark
 
-    load_before = load_average()
-    result = benchmark_vs_peers(ctx.scale, repeats=ctx.pick(3, 7), seed=ctx.seed)
-    ctx.savefig(plot_benchmark(result), "inference_benchmark")
-    return {**result, **goals(result), "cores": cpu_cores(), "load_average_before": load_before,
-            "load_average_after": load_average(),
-            "goal": "best dtlab CPU method >= 1.5x XGBoost inplace_predict and >= 3x scikit-learn predict, "
-                    "per core and whole machine"}
+    return _bench(ctx, "inference_benchmark", STANDARD_CASES, BENCH[ctx.scale], plot_benchmark)
+
+
+@register_benchmark("inference_large", technique="inference", captions=benchmark_captions,
+                    description="Layouts past the L2 cache: 500 trees of depth 10 (XGBoost, LightGBM) and "
+                                "LightGBM trees of 1,023 leaves: Forest.predict vs the libraries, TL2cgen, lleaves")
+def _large_benchmark(ctx: RunContext) -> dict:
+    from .plots import plot_benchmark
+
+    return _bench(ctx, "inference_large", LARGE_CASES, LARGE[ctx.scale], plot_benchmark)
+
+
+@register_benchmark("inference_latency", technique="inference", captions=benchmark_captions,
+                    description="Serving: p50 and p99 seconds per call of 1-64 rows, depth-8 XGBoost and "
+                                "LightGBM models: Forest.predict vs XGBoost, LightGBM and TL2cgen")
+def _latency_benchmark(ctx: RunContext) -> dict:
+    from .plots import plot_latency
+
+    return _bench(ctx, "inference_latency", LATENCY_CASES, BENCH[ctx.scale], plot_latency, latency=True)

@@ -11,7 +11,9 @@ tree), and ``"auto"`` which picks the fastest for the forest's shape by a
 small cached measurement (:mod:`dtlab.inference.auto`).  Backends: ``"cpu"``
 (numba) and ``"cuda"`` (numba.cuda; traversal, bitmask and quickscorer, the
 last one thread per row scanning each tree's tests by feature, trees of <= 4096
-leaves).
+leaves; the device layouts stay on the GPU between calls).  ``"auto"`` on
+``"cuda"`` times the methods on the GPU once per forest shape; under numba's
+simulator, whose timings measure Python, it is ``"traversal"``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .layout import (
     tree_runs_layout,
     tree_shape,
 )
+from .rules import fold_input_rules
 
 METHODS = ("auto", "traversal", "bitmask", "quickscorer")
 
@@ -53,9 +56,10 @@ class Forest:
     """
 
     def __init__(self, model: Any, combine: str = "mean"):
-        self.ensemble = to_ensemble(model, combine)
+        self.ensemble = fold_input_rules(to_ensemble(model, combine))
         self.ensemble.validate()
         self._layouts: dict = {}
+        self._device_layouts: dict = {}  # the layouts' device arrays, per (method, dtype, device): see _cuda_predict
         self._shape = tree_shape(self.ensemble.forest)
 
     n_features = property(lambda self: self.ensemble.n_features)
@@ -90,18 +94,17 @@ class Forest:
         X = check_tree_input(X, ens.n_features)
         if ens.input_dtype is not None and X.dtype != ens.input_dtype:
             X = X.astype(ens.input_dtype)
-        if ens.zero_threshold > 0:
-            tiny = np.abs(X) <= ens.zero_threshold
-            if tiny.any():
-                X = np.where(tiny, X.dtype.type(0), X)
+        # Forest folded the zero band and NaN-as-0 into the trees (rules.py); LightGBM's missing_type Zero
+        # still sends 0, the band and NaN the missing way
         if ens.nan_as_zero.size or ens.zero_as_missing.size:
             X = X.copy()  # never rewrite the caller's array
             for f in ens.nan_as_zero:
                 col = X[:, f]
                 col[np.isnan(col)] = 0.0
-            for f in ens.zero_as_missing:  # LightGBM's zero threshold: |x| <= 1e-35 counts as zero
+            band = max(ens.zero_threshold, 1e-35)
+            for f in ens.zero_as_missing:
                 col = X[:, f]
-                col[np.isnan(col) | (np.abs(col) <= 1e-35)] = np.nan
+                col[np.abs(col) <= band] = np.nan
         return X
 
     def predict(self, X: Any, method: str = "auto", backend: str = "auto", n_jobs: int | None = None) -> np.ndarray:
@@ -111,6 +114,8 @@ class Forest:
         ----------
         X : array-like (n_samples, n_features), a dask array or a dask DataFrame; NaN is missing
         method : {"auto", "traversal", "bitmask", "quickscorer"}
+            ``"auto"``: the fastest for the forest's shape, measured once on this machine (on the cuda
+            backend: on the GPU; under numba's CUDA simulator it is ``"traversal"``).
         backend : {"auto", "cpu", "cuda"}
         n_jobs : int or None
             CPU threads of the kernels (:func:`dtlab.backend.resolve_threads`: ``None``, numba's current
@@ -132,10 +137,12 @@ class Forest:
         be = resolve_backend(backend, X)
         with thread_scope(n_jobs):
             if be.is_cuda:
-                from ._cuda import predict_cuda
+                from ._cuda_predict import choose_cuda, predict_cuda
 
                 X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
-                out = predict_cuda(self, X, "traversal" if method == "auto" else method, be)
+                if method == "auto":  # measured on a GPU; "traversal" under the simulator (its timings mean nothing)
+                    method = choose_cuda(self, X.dtype, be)
+                out = predict_cuda(self, X, method, be)
             else:
                 X = self.prepare(X)
                 if method == "auto":
@@ -163,26 +170,27 @@ class Forest:
         lay = self.layout(method, X.dtype) if method in ("bitmask", "quickscorer") else None
         if method == "traversal":  # the heap walk where padding to complete trees stays small
             method = "traversal_heap" if self.max_depth <= HEAP_MAX_DEPTH else "traversal_nodes"
+        n, k = X.shape[0], ens.forest.n_trees
+        kernel = lambda name: _cpu.for_size(getattr(_cpu, name), n, k)  # noqa: E731
         if method == "traversal_heap":
             lay = self.layout("heap", X.dtype)
-            _cpu.traverse_heap(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold,
-                               lay.nan_right,
-                               lay.leaf_offset, lay.value, tc, out)
+            kernel("traverse_heap")(X.ravel(), X.shape[1], lay.node_offset, lay.depth, lay.feature, lay.threshold,
+                                    lay.nan_right, lay.leaf_offset, lay.value, tc, out)
         elif method == "traversal_nodes":
             lay = self.layout("traversal", X.dtype)
-            _cpu.traverse(X.ravel(), X.shape[1], lay.root, lay.depth, lay.child, lay.feature, lay.threshold,
-                          lay.nan_right, lay.value, tc, out)
+            kernel("traverse")(X.ravel(), X.shape[1], lay.root, lay.depth, lay.child, lay.feature, lay.threshold,
+                               lay.nan_right, lay.value, tc, out)
         elif method == "bitmask":
-            _cpu.bitmask(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
-                         lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,
-                         lay.leaf_value, tc, out)
+            kernel("bitmask")(X.ravel(), X.shape[1], lay.tree_level, lay.level_node, lay.base, lay.feature,
+                              lay.threshold, lay.nan_right, lay.id_left, lay.id_right, lay.leaf_offset,
+                              lay.leaf_value, tc, out)
         elif lay.n_words == 1:
-            _cpu.quickscorer_one_word(X, lay.feature_offset, lay.threshold, lay.tree, lay.mask, lay.nan_offset,
-                                      lay.nan_tree, lay.nan_mask, lay.leaf_offset, lay.leaf_value, tc, out)
+            kernel("quickscorer_one_word")(X, lay.feature_offset, lay.threshold, lay.tree, lay.mask, lay.nan_offset,
+                                           lay.nan_tree, lay.nan_mask, lay.leaf_offset, lay.leaf_value, tc, out)
         else:
-            _cpu.quickscorer(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
-                             lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,
-                             lay.leaf_value, tc, out)
+            kernel("quickscorer")(X, lay.n_words, lay.feature_offset, lay.threshold, lay.tree, lay.lo, lay.count,
+                                  lay.nan_offset, lay.nan_tree, lay.nan_lo, lay.nan_count, lay.leaf_offset,
+                                  lay.leaf_value, tc, out)
         return out
 
     def finish(self, summed: np.ndarray) -> np.ndarray:

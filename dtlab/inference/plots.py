@@ -105,27 +105,58 @@ def plot_phases(rows: list[dict]):
     return fig
 
 
+def _contender_color(name: str, k: int) -> Any:
+    method = name.removeprefix("dtlab ")
+    return METHOD_STYLE[method]["color"] if method in METHOD_STYLE else str(0.2 + 0.15 * (k % 5))
+
+
 def plot_benchmark(result: dict):
-    """Million tree-rows per second of each peer and dtlab method, per core and whole machine."""
-    fig, axes = new_figure(1, 2, figsize=(10, 4.4), sharey=True)
+    """Million tree-rows per second of every contender (medians), per case, per core and whole machine."""
     cases = list(result["cases"])
-    for ax, mode in zip(axes, ("per_core", "whole_machine")):
-        names = ["peer", "traversal", "bitmask", "quickscorer"]
-        width = 0.2
+    modes = ("per_core", "whole_machine")
+    fig, axes = new_figure(1, 2, figsize=(12, 4.8), sharey=True)
+    names = list(dict.fromkeys(n for c in cases for m in modes
+                               for n in result["cases"][c]["modes"].get(m, {}).get("tree_rows_per_second", {})))
+    width = 0.8 / max(len(names), 1)
+    for ax, mode in zip(axes, modes):
         for k, name in enumerate(names):
-            key = "peer_tree_rows_per_second" if name == "peer" else f"{name}_tree_rows_per_second"
-            vals = [result["cases"][c][mode][key] / 1e6 for c in cases]
-            ax.bar(np.arange(len(cases)) + (k - 1.5) * width, vals, width,
-                   label="peer (library's own predict)" if name == "peer" else f"dtlab {name}",
-                   color="0.5" if name == "peer" else METHOD_STYLE[name]["color"])
-        threads = result["cases"][cases[0]][mode]["threads"] if cases else "?"
-        ax.set_xticks(range(len(cases)), [c.replace("_", "\n") for c in cases], fontsize=8)
+            vals = [result["cases"][c]["modes"].get(mode, {}).get("tree_rows_per_second", {}).get(name, np.nan) / 1e6
+                    for c in cases]
+            ax.bar(np.arange(len(cases)) + (k - (len(names) - 1) / 2) * width, vals, width, label=name,
+                   color=_contender_color(name, k), hatch="" if name.startswith("dtlab") else "//",
+                   edgecolor="white")
+        threads = next((result["cases"][c]["modes"][mode]["threads"] for c in cases
+                        if mode in result["cases"][c]["modes"]), "?")
+        ax.set_xticks(range(len(cases)), [c.replace(" depth", "\ndepth").replace(" 1023", "\n1023") for c in cases],
+                      fontsize=8)
         ax.set_yscale("log")
-        ax.set_title(f"{mode.replace('_', ' ')} ({threads} thread(s) each side)")
+        ax.set_title(f"{mode.replace('_', ' ')} ({threads} thread(s) each)")
         ax.grid(True, axis="y", alpha=0.3)
-    axes[0].set_ylabel("million tree-rows / s")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"{result['n_trees']} trees, {result['n_rows']} rows x {result['n_features']} features")
+    axes[0].set_ylabel("million tree-rows / s (Forest.predict and each peer's own call)")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"{result['n_rows']:,} rows x {result['n_features']} features, medians of alternating runs")
+    return fig
+
+
+def plot_latency(result: dict):
+    """p50 (solid) and p99 (dotted) microseconds per call against rows per call, per contender and mode."""
+    cases = list(result["cases"])
+    modes = ("per_core", "whole_machine")
+    fig, axes = new_figure(len(cases), 2, figsize=(11, 3.6 * len(cases)), squeeze=False)
+    for row, case in zip(axes, cases):
+        batches = result["cases"][case]["batches"]
+        sizes = [int(b) for b in batches]
+        for ax, mode in zip(row, modes):
+            names = list(batches[str(sizes[0])][mode])
+            for k, name in enumerate(names):
+                color = _contender_color(name, k)
+                for q, style in (("p50", "-"), ("p99", ":")):
+                    ax.loglog(sizes, [batches[str(b)][mode][name][q] * 1e6 for b in sizes], style, marker="o",
+                              color=color, label=f"{name} {q}")
+            ax.set(xlabel="rows per call", ylabel="microseconds per call",
+                   title=f"{case}, {mode.replace('_', ' ')}")
+            ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=6, ncol=2)
     return fig
 
 
@@ -142,11 +173,45 @@ def figure_captions(results: dict) -> dict[str, str]:
     return caps
 
 
+def _case_words(case: dict) -> str:
+    depth = f"depth <= {case['max_depth']}" if case.get("max_depth") is not None else ""
+    return f"{case['n_trees']} trees, {depth}"
+
+
 def benchmark_captions(results: dict) -> dict[str, str]:
-    """README caption of the benchmark figure, read from its results."""
-    if "comparisons" not in results:
+    """README captions of the three inference benchmarks, every number read from the run's results."""
+    from ..plotting.text import speedup_spread
+
+    if "comparisons" not in results or not results.get("cases"):
         return {}
-    return {"inference_benchmark": (
-        f"Best dtlab CPU method vs XGBoost inplace_predict: at least {results['xgboost_min_speedup']:.2f}x; vs "
-        f"scikit-learn random forest: at least {results['sklearn_min_speedup']:.2f}x (per core and whole machine; "
-        f"load average {results.get('load_average_before')}).")}
+    cases = results["cases"]
+    first = next(iter(cases.values()))
+    if "modes" not in first and "batches" not in first:
+        return {}  # results of a run before Forest.predict was timed whole: regenerate with `make bench`
+    latency = "batches" in first
+    lines = []
+    for name, case in cases.items():
+        mine = [c for c in results["comparisons"] if c["case"] == name]
+        compiled = ", ".join(f"{p.split()[0]} {s:.0f} s" for p, s in case.get("compile_seconds", {}).items())
+        if latency:
+            words = []
+            for c in mine:
+                if c["batch_rows"] in (1, 64):
+                    words.append(f"{c['batch_rows']} row(s) {c['statistic']} vs {c['peer'].split()[0]} "
+                                 f"{c['mode'].replace('_', ' ')}: {speedup_spread(c)}")
+            lines.append(f"{name} ({_case_words(case)}): " + "; ".join(words))
+        else:
+            words = [f"vs {c['peer']} {c['mode'].replace('_', ' ')}: {speedup_spread(c)} ({c['method']})"
+                     for c in mine]
+            lines.append(f"{name} ({_case_words(case)}, {case['n_rows']:,} rows): " + "; ".join(words))
+        if compiled:
+            lines[-1] += f"; compile time {compiled} (dtlab: none)"
+        if case.get("skipped"):
+            lines[-1] += "; not run: " + "; ".join(f"{p} ({why})" for p, why in case["skipped"].items())
+    verdict = ("goal met in every round" if results.get("goal_met") else
+               f"goal missed in {len(results.get('misses', []))} comparison(s) (the worst round at or below 1x)")
+    what = "latency per call (p50, p99)" if latency else "throughput"
+    key = results.get("figure", "inference_latency" if latency else "inference_benchmark")
+    return {key: (f"Inference {what}, speedup of dtlab's best CPU method over each peer (median, and the range "
+                  f"over alternating runs): " + ". ".join(lines) + f". {verdict}; load average "
+                  f"{results.get('load_average_before')}.")}

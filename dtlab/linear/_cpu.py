@@ -27,7 +27,7 @@ Arrays: ``indptr`` uint64 (n_rows + 1,), ``indices`` uint32 (nnz,), ``data``
 float64 (nnz,), ``rows`` int64, vectors float64.  Unsigned indices matter:
 numba wraps negative indices around, and with signed ones it must test every
 ``v[indices[k]]`` for a sign it cannot rule out -- that test alone made the
-products 1.6x slower than scipy's C++ loops.  Kernels allocate nothing but
+products slower than scipy's C++ loops.  Kernels allocate nothing but
 what they return; outputs are passed in.
 """
 

@@ -167,6 +167,15 @@ class LiblinearVectorOps:
     norm = staticmethod(_cpu.dnrm2)
     uMv = staticmethod(_cpu.uTMv)
 
+    @staticmethod
+    def fetch(*values) -> tuple:
+        """The scalars are host floats already."""
+        return values
+
+    @staticmethod
+    def floor(value: float, tiny: float = 1e-300) -> float:
+        return max(value, tiny)
+
 
 class L2Objective:
     """``f(w) = 1/2 w.w + sum over row blocks of the loss``, in the solver's array module.

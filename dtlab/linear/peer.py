@@ -95,10 +95,18 @@ class Liblinear:
     y : array of shape (n_samples,), two distinct labels; the larger is +1 (dtlab's convention)
     fit_intercept : bool
         LIBLINEAR's ``-B 1``.
+    threads : int or None
+        None: ``liblinear-official`` (single-threaded); a number: ``liblinear-multicore`` with ``-m threads``.
     """
 
-    def __init__(self, X: Any, y: Any, fit_intercept: bool = False):
-        from liblinear import liblinear as ll
+    def __init__(self, X: Any, y: Any, fit_intercept: bool = False, threads: int | None = None):
+        if threads is None:
+            from liblinear import liblinear as ll
+        else:
+            from ..experiments.peer_env import liblinear_multicore
+
+            ll = liblinear_multicore()
+        self.threads = threads
 
         classes = np.unique(y)
         if len(classes) != 2:
@@ -113,6 +121,8 @@ class Liblinear:
     def _train(self, loss: str, C: float, eps: float, quiet: bool):
         ll = self.ll
         options = f"-s {SOLVER_FLAGS[loss]} -c {C!r} -e {eps!r}" + (" -B 1" if self.fit_intercept else "")
+        if self.threads is not None:
+            options += f" -m {int(self.threads)}"
         param = ll.parameter(options + (" -q" if quiet else ""))
         self.prob.set_bias(param.bias)
         ll.liblinear.set_print_string_function(param.print_func)

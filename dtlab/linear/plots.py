@@ -115,12 +115,13 @@ def convergence_captions(results: dict) -> dict[str, str]:
     out = {}
     for loss, name in (("logistic", "logistic regression (-s 0)"), ("squared_hinge", "L2-loss SVM (-s 2)")):
         r = results.get(loss)
-        if not r:
+        if not r or "n_iter" not in r:
             continue
-        ours = ", ".join(f"{label} {n}" for label, n in r.items() if label not in ("f_star", "liblinear_n_iter"))
+        ours = ", ".join(f"{label} {n}" for label, n in r["n_iter"].items())
         out[f"linear_convergence_{loss}"] = (
-            f"{name} on a9a, C = 4, eps = 0.001: objective gap to f* = {r['f_star']:,.3f} and gradient norm per "
-            f"Newton iteration; LIBLINEAR took {r['liblinear_n_iter']} iterations, dtlab: {ours}.")
+            f"{name} on {r['dataset']}, C = {r['C']:g}, eps = {r['eps']:g}: objective gap to f* = "
+            f"{r['f_star']:,.3f} and gradient norm per Newton iteration; LIBLINEAR took {r['liblinear_n_iter']} "
+            f"iterations, dtlab: {ours}.")
     return out
 
 
@@ -141,23 +142,36 @@ def speedup_captions(results: dict) -> dict[str, str]:
 
 
 def benchmark_captions(results: dict) -> dict[str, str]:
-    """One line per data set: per-core and whole-machine speedups against LIBLINEAR, objectives side by side."""
+    """One line per data set and loss: dtlab's speed against LIBLINEAR per core and against multi-core LIBLINEAR
+    for the whole machine (median and spread over the alternating runs), objectives side by side."""
+    from ..plotting.text import speedup_spread, threads
+
     out = {}
+    comps = results.get("comparisons", [])
     for key, entry in sorted(results.items()):
         if not (key.startswith("linear_") and isinstance(entry, dict) and "liblinear_seconds" in entry):
             continue
         parts = []
         for solver in ("newton", "tron"):
-            s = entry.get(solver)
-            if s:
-                parts.append(f"{solver}: {1 / s['time_ratio_per_core']:.2g}x per core (1 thread each), "
-                             f"{1 / s['time_ratio_whole_machine']:.2g}x whole machine ({s['threads_whole_machine']} "
-                             f"threads against LIBLINEAR's 1), objective {s['objective_rel_diff']:+.1e} relative, "
-                             f"{s['n_iter']} iterations")
-        out[key] = (f"{entry['n_samples']:,} rows, {entry['nnz']:,} non-zeros: LIBLINEAR "
-                    f"{entry['liblinear_seconds']:.3g} s, {entry['liblinear_n_iter']} iterations; "
-                    + "; ".join(parts) + ".")
+            mine = [c for c in comps if c.get("solver") == solver and c.get("case", "").startswith(
+                f"{key.removeprefix('linear_').replace('_', ' ')},")]
+            if not mine or solver not in entry:
+                continue
+            words = ", ".join(f"{speedup_spread(c)} {c['mode'].replace('_', ' ')} against {c['peer']} "
+                              f"(dtlab {threads(c['threads']['dtlab'])}, LIBLINEAR {threads(c['threads']['peer'])})"
+                              for c in mine)
+            parts.append(f"{solver}: {words}, objective {entry[solver]['objective_rel_diff']:+.1e} relative, "
+                         f"{entry[solver]['n_iter']} iterations")
+        out[key] = (f"{entry.get('dataset', key)} {entry.get('loss', '')}, C = {entry.get('C', results.get('C')):g}, "
+                    f"eps = {entry.get('eps', results.get('eps')):g}, {entry['n_samples']:,} rows, "
+                    f"{entry['nnz']:,} non-zeros: LIBLINEAR {entry['liblinear_seconds']:.3g} s, "
+                    f"{entry['liblinear_n_iter']} iterations; " + "; ".join(parts) + ".")
+    missed = [k for k, g in results.get("goals", {}).items() if not g["met"]]
+    if results.get("goals"):
+        out["linear_goals"] = ("Goals (" + results.get("goal", "") + "): " + (
+            "met in every round." if not missed else
+            "missed for " + "; ".join(f"{k} (worst round {results['goals'][k]['worst_time_ratio']:.2f}x "
+                                      f"LIBLINEAR's time)" for k in missed) + "."))
     if results.get("gpu_goal"):
         out["linear_gpu"] = f"GPU goal (>= 9x single-thread LIBLINEAR on an H200): {results['gpu_goal']}."
     return out
-

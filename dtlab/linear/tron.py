@@ -4,7 +4,14 @@ The solver sees only an objective object (:class:`dtlab.linear.losses.L2Objectiv
 and its vectors of ``n_features`` in that object's array module ``xp``; every
 decision (accept a step, resize the trust region, stop CG) is taken on host
 scalars, so with ``xp = cupy`` the data and every vector stay on the GPU and
-only dot products and norms cross to the host -- the paper's first principle.
+only scalars cross to the host -- the paper's first principle.  With
+``xp = cupy`` the dot products stay on the device too (0-d arrays, the CG's
+step lengths computed there) and a CG iteration brings the scalars its
+decisions need to the host in one copy (``ops.fetch``): one synchronisation
+per CG iteration where ``float(xp.dot(...))`` made one per dot product.  The
+values are the same (the same operations in the same order: the iteration
+also computes, ahead of the boundary test, the residual it keeps when the
+step stays inside), so the iterates are bit for bit those of host scalars.
 
 Two globalisations, each transcribed from the LIBLINEAR release that used it:
 
@@ -87,21 +94,36 @@ class TronResult:
 
 
 class XpOps:
-    """Reductions for objectives that bring none (``objective.ops``): one host scalar each."""
+    """Reductions for objectives that bring none (``objective.ops``), in the array module ``xp``.
+
+    ``dot`` and ``uMv`` return scalars of ``xp`` (with cupy: 0-d device arrays, no synchronisation);
+    ``fetch`` brings several of them to the host in one copy; ``seq_dot`` and ``norm`` return host floats.
+    """
 
     def __init__(self, xp):
         self.xp = xp
 
-    def dot(self, u, v) -> float:
-        return float(self.xp.dot(u, v))
+    def dot(self, u, v):
+        return self.xp.dot(u, v)
 
-    seq_dot = dot
+    def seq_dot(self, u, v) -> float:
+        return float(self.xp.dot(u, v))
 
     def norm(self, v) -> float:
         return math.sqrt(float(self.xp.dot(v, v)))
 
-    def uMv(self, u, M, v) -> float:
-        return float(self.xp.dot(u * M, v))
+    def uMv(self, u, M, v):
+        return self.xp.dot(u * M, v)
+
+    def floor(self, value, tiny: float = 1e-300):
+        """``max(value, tiny)`` without a copy to the host (a divisor whose quotient may go unused)."""
+        return self.xp.maximum(value, tiny)
+
+    def fetch(self, *values) -> tuple:
+        """Host floats of ``values`` (scalars of ``xp``): one copy for all of them."""
+        if self.xp.__name__ == "numpy":
+            return tuple(float(v) for v in values)
+        return tuple(float(v) for v in self.xp.stack([self.xp.asarray(v, dtype=float) for v in values]).get())
 
 
 class _Recorder:
@@ -184,7 +206,7 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
 
 def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -> TronResult:
     M = (1 - ALPHA_PCG) + ALPHA_PCG * obj.diag()
-    delta = math.sqrt(ops.uMv(g, M, g))
+    delta = math.sqrt(ops.fetch(ops.uMv(g, M, g))[0])
     rec.add(0, f, gnorm, delta, math.nan, 0, True)
     converged = gnorm <= eps * gnorm0
     message = "converged" if converged else "max_iter reached"
@@ -194,13 +216,13 @@ def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) 
         n_cg += cg_iter
         n_lines += 1
         w_new = w + s
-        gs = ops.dot(g, s)
-        prered = -0.5 * (gs - ops.dot(s, r))
+        gs, sr, sMs = ops.fetch(ops.dot(g, s), ops.dot(s, r), ops.uMv(s, M, s))
+        prered = -0.5 * (gs - sr)
         fnew = obj.fun(w_new)
         if not math.isfinite(fnew):  # an overflowing trial point is a bad step: shrink, never accept
             fnew = math.inf
         actred = f - fnew
-        sMnorm = math.sqrt(ops.uMv(s, M, s))
+        sMnorm = math.sqrt(sMs)
         if n_accepted == 1 and not delta_adjusted:
             delta = min(delta, sMnorm)
             delta_adjusted = True
@@ -243,42 +265,50 @@ def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) 
 
 
 def _cg_start(obj, ops, g, M):
-    """The start of both CG variants: ``s = 0``, residual ``r = -g``, preconditioned ``z = d = r / M``, ``z.r``."""
+    """The start of both CG variants: ``s = 0``, residual ``r = -g``, preconditioned ``z = d = r / M``, ``z.r``
+    (a scalar of ``xp``) and ``z.r`` on the host."""
     s = obj.xp.zeros(obj.n_features)
     r = -g
     z = r / M
-    return s, r, z, z.copy(), ops.dot(z, r)
+    zTr = ops.dot(z, r)
+    return s, r, z, z.copy(), zTr, ops.fetch(zTr)[0]
 
 
 def _trpcg(obj, ops, delta, g, M, eps_cg):
-    """Preconditioned CG for ``H s = -g`` inside ``||s||_M <= delta`` (LIBLINEAR 2.30's ``trpcg``)."""
+    """Preconditioned CG for ``H s = -g`` inside ``||s||_M <= delta`` (LIBLINEAR 2.30's ``trpcg``).
+
+    Each iteration computes its step, the residual and ``z.r`` it keeps when the step stays inside, and the
+    step's ``M``-norm, then fetches the three scalars it decides on in one copy."""
     n = obj.n_features
-    s, r, z, d, zTr = _cg_start(obj, ops, g, M)
-    cgtol = eps_cg * math.sqrt(zTr)
+    s, r, z, d, zTr, zTr_host = _cg_start(obj, ops, g, M)
+    cgtol = eps_cg * math.sqrt(zTr_host)
     cg_iter, max_cg_iter, reach_boundary = 0, max(n, 5), False
     while cg_iter < max_cg_iter:
-        if math.sqrt(zTr) <= cgtol:
+        if math.sqrt(zTr_host) <= cgtol:
             break
         cg_iter += 1
         Hd = obj.hv(d)
         alpha = zTr / ops.dot(d, Hd)
-        s += alpha * d
-        if math.sqrt(ops.uMv(s, M, s)) > delta:
-            # Back to the previous s, then to the boundary along d: the positive root of ||s + t d||_M = delta.
+        s_new = s + alpha * d
+        r_new = r - alpha * Hd  # the residual if the step stays inside (unused at the boundary)
+        z_new = r_new / M
+        znewTrnew = ops.dot(z_new, r_new)
+        sMs, znewTrnew_host = ops.fetch(ops.uMv(s_new, M, s_new), znewTrnew)
+        if math.sqrt(sMs) > delta:
+            # Back to the previous s (as LIBLINEAR: s - alpha d, not the old vector), then to the boundary along
+            # d: the positive root of ||s + t d||_M = delta.
             reach_boundary = True
-            s -= alpha * d
-            sMd, sMs, dMd = ops.uMv(s, M, d), ops.uMv(s, M, s), ops.uMv(d, M, d)
+            s = s_new - alpha * d
+            sMd, sMs, dMd = ops.fetch(ops.uMv(s, M, d), ops.uMv(s, M, s), ops.uMv(d, M, d))
             dsq = delta * delta
             rad = math.sqrt(sMd * sMd + dMd * (dsq - sMs))
             alpha = (dsq - sMs) / (sMd + rad) if sMd >= 0 else (rad - sMd) / dMd
-            s += alpha * d
-            r -= alpha * Hd
+            s = s + alpha * d
+            r = r - alpha * Hd
             break
-        r -= alpha * Hd
-        z = r / M
-        znewTrnew = ops.dot(z, r)
+        s, r, z = s_new, r_new, z_new
         d = (znewTrnew / zTr) * d + z
-        zTr = znewTrnew
+        zTr, zTr_host = znewTrnew, znewTrnew_host
     return s, r, cg_iter, reach_boundary
 
 
@@ -293,7 +323,7 @@ def _line_search(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -
         n_cg += cg_iter
         fold = f
         wTs, sTs = obj.line_prepare(w, s)
-        gTs = ops.seq_dot(s, g)
+        gTs = ops.seq_dot(s, g)  # host floats: the line search's tests use them at once
         alpha = 1.0
         for _ in range(MAX_LINE_SEARCH):
             f = obj.line_fun(alpha, wTs, sTs)
@@ -327,21 +357,28 @@ def _line_search(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -
 
 
 def _pcg(obj, ops, g, M, eps_cg, rec):
-    """Preconditioned CG stopped by the quadratic model's relative decrease (LIBLINEAR >= 2.40's ``pcg``)."""
+    """Preconditioned CG stopped by the quadratic model's relative decrease (LIBLINEAR >= 2.40's ``pcg``).
+
+    Each iteration computes its step and the next direction's ``z.r`` ahead of its two tests and fetches the
+    three scalars they need in one copy (a step that fails the first test is dropped unused)."""
     n = obj.n_features
-    s, r, z, d, zTr = _cg_start(obj, ops, g, M)
-    cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
+    s, r, z, d, zTr, zTr_host = _cg_start(obj, ops, g, M)
+    cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr_host)))
     cg_iter, max_cg_iter, Q = 0, max(n, 5), 0.0
     while cg_iter < max_cg_iter:
         cg_iter += 1
         Hd = obj.hv(d)
         dHd = ops.dot(d, Hd)
+        alpha = zTr / ops.floor(dHd)  # the quotient is used only when dHd > 1e-16, where the floor is dHd
+        s_new = s + alpha * d
+        r_new = r - alpha * Hd
+        newQ = -0.5 * (ops.dot(s_new, r_new) - ops.dot(s_new, g))
+        z_new = r_new / M
+        znewTrnew = ops.dot(z_new, r_new)
+        dHd, newQ, znewTrnew_host = ops.fetch(dHd, newQ, znewTrnew)
         if dHd <= 1.0e-16:  # avoid 0/0 in alpha
             break
-        alpha = zTr / dHd
-        s += alpha * d
-        r -= alpha * Hd
-        newQ = -0.5 * (ops.dot(s, r) - ops.dot(s, g))
+        s, r = s_new, r_new
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
             if cg_iter * Qdiff >= cgtol * newQ:
@@ -350,8 +387,7 @@ def _pcg(obj, ops, g, M, eps_cg, rec):
             rec.say("WARNING: quadratic approximation > 0 or increasing in CG")
             break
         Q = newQ
-        z = r / M
-        znewTrnew = ops.dot(z, r)
+        z = z_new
         d = (znewTrnew / zTr) * d + z
-        zTr = znewTrnew
+        zTr, zTr_host = znewTrnew, znewTrnew_host
     return s, cg_iter

@@ -28,9 +28,18 @@ def speedup(x: float) -> str:
     return f"{x:.2g}x" if x < 10 else f"{x:.0f}x"
 
 
+def speedup_spread(entry: dict[str, Any]) -> str:
+    """``"3.4x (3.1-3.6x over 5 runs)"``: a comparison's median speedup and its spread where recorded."""
+    text = speedup(entry["speedup"])
+    if "speedup_spread" in entry:
+        lo, hi = entry["speedup_spread"]
+        text += f" ({speedup(lo).rstrip('x')}-{speedup(hi)} over {entry['runs']} runs)"
+    return text
+
+
 def comparison_phrase(entry: dict[str, Any]) -> str:
     """``"3.4x per core (dtlab 1 thread, peer 1 thread)"``."""
-    return f"{speedup(entry['speedup'])} {MODE_WORDS[entry['mode']]} ({thread_pair(entry)})"
+    return f"{speedup_spread(entry)} {MODE_WORDS[entry['mode']]} ({thread_pair(entry)})"
 
 
 def by_mode(entries: Iterable[dict[str, Any]], **match: Any) -> dict[str, dict[str, Any]]:

@@ -26,7 +26,8 @@ def presort(XT: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    XT : ndarray of shape (n_features, n_samples), float32, no NaN
+    XT : ndarray of shape (n_features, n_samples), float32, no inf
+        NaN (a missing value) sorts after every number, missing rows in row order.
 
     Returns
     -------
@@ -48,9 +49,16 @@ def presort(XT: np.ndarray) -> np.ndarray:
 
 
 def sorted_row_ids(values: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
-    """``row_ids`` (uint64, < 2^32) ordered by (value, row id): float32 ``values`` packed with them in one key."""
+    """``row_ids`` (uint64, < 2^32) ordered by (value, row id): float32 ``values`` packed with them in one key.
+
+    NaN goes last whatever its sign bit (a negative NaN's key would otherwise come before -inf's).
+    """
     sign = np.uint32(0x80000000)
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    bits = values.view(np.uint32)
+    missing = np.isnan(values)
+    if missing.any():
+        bits = np.where(missing, np.uint32(0x7FC00000), bits)
     key = np.where(bits & sign, ~bits, bits | sign).astype(np.uint64)
     key <<= np.uint64(32)
     key |= row_ids
@@ -219,7 +227,7 @@ def partition_lists(rows, vals, ylist, split_f, lists, n_lists, s, mid, e, goes_
 
 
 @numba.njit(**NJIT)
-def partition_samples(XT, f, cut, samples, s, e, tmp):
+def partition_samples(XT, f, cut, missing_left, samples, s, e, tmp):
     """Stable partition of ``samples[s:e]`` (row ids): rows with ``XT[f, row] <= cut`` first.
 
     Parameters
@@ -227,6 +235,8 @@ def partition_samples(XT, f, cut, samples, s, e, tmp):
     XT : float32 array (n_features, n_samples)
     f : int
     cut : float64, the split threshold
+    missing_left : bool
+        Where a row whose value is NaN goes.
     samples : int64 array (n_samples,), partitioned in place
     s, e : int
     tmp : int64 scratch (>= e - s)
@@ -235,7 +245,8 @@ def partition_samples(XT, f, cut, samples, s, e, tmp):
     t = 0
     for i in range(s, e):
         r = samples[i]
-        if XT[f, r] <= cut:
+        x = XT[f, r]
+        if x <= cut or (missing_left and x != x):
             samples[w] = r
             w += 1
         else:

@@ -12,11 +12,11 @@ step is stable, so the permutation is ``numpy.argsort(kind="stable")``'s.
 the stable one because the words are distinct.  :data:`SORTS` names both and
 ``"auto"`` (:func:`presort_argsort`), the faster one for the column's size as
 measured on this project's busy 2-core machine: numpy's SIMD sort up to 10^5
-keys (about 3x faster there), the radix sort on one worker from
-:data:`RADIX_MIN_KEYS` (10^6 keys: 37-40 ms against 47-62 ms); two workers
+keys, the radix sort on one worker from :data:`RADIX_MIN_KEYS`; two workers
 were slower than one on that machine.  The exact search presorts with
 :data:`DEFAULT_SORT`; :func:`dtlab.boosting.experiments.sort_timing` measures
-the sorts again (``boosting_sort`` in ``results.json``).
+the sorts again (``boosting_sort`` in ``figures/results.json``: the times, and
+whether this crossover still holds).
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def numpy_argsort(values: np.ndarray, n_workers: int | None = None) -> np.ndarra
 
 
 #: Keys from which the radix sort (one worker) beat numpy's sort in :func:`dtlab.boosting.experiments.sort_timing`
-#: on this project's 2-core machine (10^6 keys: 37-40 ms against 47-62 ms; 10^5 keys: numpy 3x faster).
+#: on this project's 2-core machine (the times: ``boosting_sort`` in ``figures/results.json``).
 RADIX_MIN_KEYS = 1 << 20
 
 

@@ -2,6 +2,12 @@
 
 Imported lazily (only when the cuda backend is used) so that the package
 imports without numba.cuda.  Runs under numba's CUDA simulator too.
+
+The kernel reads a column-major copy of X made on the device (the walk's
+``find_leaf_columns`` variant, ``Xt[feature, row]``): the threads of a warp
+testing the same node read consecutive addresses, where row-major X would cost
+a 32-byte sector per thread.  The same comparisons, so the same leaves.
+Rows beyond the grid's limit are covered by a grid-stride loop.
 """
 
 from __future__ import annotations
@@ -10,18 +16,37 @@ import numpy as np
 from numba import cuda
 
 from .._validation import check_tree_input
+from ..gpu.kernels import declare_kernel, variants
+from ..gpu.launch import grid_for, launch
+from ..gpu.model import Work
 from .walk import cuda_walks
 
-_find_leaf_gpu = cuda_walks()["find_leaf"]
+_find_leaf_gpu = cuda_walks()["find_leaf_columns"]
 
 THREADS_PER_BLOCK = 256
 
 
 @cuda.jit
-def _apply_kernel(X, feature, threshold, left, right, missing_left, out):
-    row = cuda.grid(1)
-    if row < X.shape[0]:
-        out[row] = _find_leaf_gpu(X, row, 0, feature, threshold, left, right, missing_left)
+def _apply_kernel(Xt, feature, threshold, left, right, missing_left, out):
+    for row in range(cuda.grid(1), Xt.shape[1], cuda.gridsize(1)):
+        out[row] = _find_leaf_gpu(Xt, row, 0, feature, threshold, left, right, missing_left)
+
+
+def _apply_work(launch) -> Work:
+    from ..backend import to_host
+
+    n = launch.shapes[0][1]
+    left = to_host(launch.args[3]) if launch.args else None
+    depth = float(np.log2(max((left == -1).sum(), 2))) if left is not None else 10.0  # a balanced tree's depth
+    itemsize = 4 if "float32" in launch.types[0] else 8
+    return Work(bytes=n * depth * (itemsize + 4) + 4 * n, ops=n * depth * 10)
+
+
+APPLY = declare_kernel(
+    "trees.apply", build=lambda: _apply_kernel, blocks=(THREADS_PER_BLOCK,), model=_apply_work,
+    summary="a thread per row walks one tree (column-major X)",
+    signatures=variants("void({X}[:, ::1], int32[::1], float64[::1], int32[::1], int32[::1], bool[::1], "
+                        "int32[::1])", X=("float32", "float64")))
 
 
 def apply_cuda(tree, X, backend) -> np.ndarray:
@@ -42,6 +67,6 @@ def apply_cuda(tree, X, backend) -> np.ndarray:
     if n:
         arrays = [xp.asarray(a) for a in (tree.feature, tree.threshold, tree.left, tree.right,
                                           tree.missing_left)]
-        blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-        _apply_kernel[blocks, THREADS_PER_BLOCK](X_dev, *arrays, out)
+        Xt = xp.ascontiguousarray(X_dev.T)  # on the device: one read and one write of X
+        launch(_apply_kernel, grid_for(n, THREADS_PER_BLOCK), THREADS_PER_BLOCK, Xt, *arrays, out)
     return backend.to_host(out)

@@ -15,14 +15,20 @@ SKLEARN_SUPPORTED = ("DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTr
 
 
 def _structure(tree: Any) -> dict[str, np.ndarray]:
-    """The node arrays of a scikit-learn ``Tree`` (single output): feature -1 and threshold 0 at leaves."""
+    """The node arrays of a scikit-learn ``Tree`` (single output): feature -1 and threshold 0 at leaves.
+
+    A split trained on missing values may send every present value left and the missing ones right with the
+    threshold inf; it becomes the largest float32, the same test for every value scikit-learn predicts on
+    (float32, finite), so that the FlatTree keeps finite thresholds.
+    """
     if tree.n_outputs != 1:
         raise ValueError(f"only single-output trees are supported, this one has {tree.n_outputs} outputs")
     left = tree.children_left.astype(np.int32)
     leaf = left == -1
     missing = getattr(tree, "missing_go_to_left", None)
+    threshold = np.where(np.isposinf(tree.threshold), float(np.finfo(np.float32).max), tree.threshold)
     return {"feature": np.where(leaf, -1, tree.feature).astype(np.int32),
-            "threshold": np.where(leaf, 0.0, tree.threshold), "left": left,
+            "threshold": np.where(leaf, 0.0, threshold), "left": left,
             "right": tree.children_right.astype(np.int32),
             "missing_left": np.ones(len(left), bool) if missing is None else missing.astype(bool)}
 

@@ -68,15 +68,65 @@ def test_segment_scan_is_the_brute_force_best(rng, missing, mcw):
             assert got[0] <= 1e-9
             continue
         n_found += 1
-        ulp = float(np.spacing(np.float32(max(abs(float(g.sum())) ** 2, 1.0))))  # float32 resolution of the gains
+        ulp = _gain_ulp(g)
         assert abs(got[0] - ref[0]) <= 4 * ulp
-        # the same partition of the rows (thresholds of equal-gain cuts may differ)
-        side = np.where(np.isnan(x), got[2], x < got[1])
-        ref_side = np.where(np.isnan(x), ref[2], x < ref[1])
-        gl_got = g[side].sum(dtype=np.float64)
-        assert gl_got == pytest.approx(g[ref_side].sum(dtype=np.float64), rel=1e-6, abs=1e-6) or \
-            abs(got[0] - ref[0]) <= 4 * ulp  # another cut of (float32-)equal gain
+        assert_partition_is_a_best_one(_partition(x, got), g, h, lam, mcw, ref[0], ulp)
     assert n_found > 10
+
+
+def _gain_ulp(g):
+    """float32 resolution of the gains of a node with gradients ``g``."""
+    return float(np.spacing(np.float32(max(abs(float(g.sum())) ** 2, 1.0))))
+
+
+def _partition(x, split):
+    """Rows sent left by a split ``(gain, threshold, missing_left)``: ``x < threshold``, NaN by its direction."""
+    return np.where(np.isnan(x), split[2], x < split[1])
+
+
+def assert_partition_is_a_best_one(left, g, h, lam, mcw, best_gain, ulp):
+    """The rows' partition ``left`` (bool per row) is a valid split whose own gain is the best gain.
+
+    The gain is recomputed from the partition itself (XGBoost's float32 arithmetic, as the reference), so a
+    split that sends any row to the wrong side fails unless that partition gains as much as the best one
+    (another cut of float32-equal gain: thresholds of equal-gain cuts may differ).
+    """
+    assert left.any() and not left.all(), "the split leaves a side empty"
+    gl, hl = g[left].sum(dtype=np.float64), h[left].sum(dtype=np.float64)
+    gr, hr = g.sum(dtype=np.float64) - gl, h.sum(dtype=np.float64) - hl
+    assert hl >= mcw and hr >= mcw, f"a side's hessian sum ({hl:.4g}, {hr:.4g}) is below min_child_weight {mcw}"
+
+    def gain32(a, b):
+        return np.float32(a * a) / np.float32(b + lam)
+
+    own = float(gain32(gl, hl) + gain32(gr, hr) - gain32(gl + gr, hl + hr))
+    assert abs(own - best_gain) <= 4 * ulp, f"the partition gains {own!r}, the best split {best_gain!r}"
+
+
+def test_partition_check_fails_on_a_mutated_partition(rng):
+    """The check above is not vacuous: the found split passes it, the same split with one row moved fails it."""
+    n = 40
+    x = rng.normal(size=n).astype(np.float32)
+    x[rng.random(n) < 0.2] = np.nan
+    g = rng.normal(size=n).astype(np.float32)
+    h = rng.uniform(0.1, 1.0, size=n).astype(np.float32)
+    pres = np.flatnonzero(~np.isnan(x))
+    rows, vals = presort_columns(np.array([0, len(pres)]), pres.astype(np.int32), x[pres])
+    got = _best_split_segment(vals, rows, np.stack([g, h], axis=1), 0, len(pres), float(g.sum(dtype=np.float64)),
+                              float(h.sum(dtype=np.float64)), n, True, 1.0, 0.0, np.empty(n), np.empty(n),
+                              np.empty(n))
+    ulp = _gain_ulp(g)
+    left = _partition(x, got)
+    assert_partition_is_a_best_one(left, g, h, 1.0, 0.0, got[0], ulp)
+    for row in np.argsort(-np.abs(g))[:3]:  # the rows whose move changes the sums most
+        mutated = left.copy()
+        mutated[row] = not mutated[row]
+        with pytest.raises(AssertionError, match="the partition gains|leaves a side empty"):
+            assert_partition_is_a_best_one(mutated, g, h, 1.0, 0.0, got[0], ulp)
+    missing = np.isnan(x)  # the missing rows sent the other way
+    mutated = np.where(missing, not got[2], left)
+    with pytest.raises(AssertionError, match="the partition gains"):
+        assert_partition_is_a_best_one(mutated, g, h, 1.0, 0.0, got[0], ulp)
 
 
 @pytest.mark.parametrize("col_missing", [False, True])

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from dtlab.boosting import bench, plots
 from dtlab.boosting import experiments as E
-from dtlab.boosting import plots
 from dtlab.boosting.datasets import synthetic
 from dtlab.experiments.catalog import TECHNIQUES, load_all
 from dtlab.experiments.registry import BENCHMARKS, FIGURES
@@ -26,21 +26,51 @@ def test_synthetic_is_learnable_and_holes_are_nan():
 
 def test_time_per_tree_and_comparisons_state_threads():
     X, y = synthetic(600, 5, seed=0)
-    rows = E.time_per_tree(X[:400], y[:400], X[400:], y[400:], n_trees=3, max_depth=3, repeats=1)
+    models = {}
+    rows = E.time_per_tree(X[:400], y[:400], X[400:], y[400:], n_trees=3, max_depth=3, repeats=5, models=models)
     assert {r["contender"] for r in rows} == set(E.CONTENDERS)
     assert all(r["threads"] == threads_for(r["mode"]) and r["seconds"] > 0 and 0.5 < r["auc"] <= 1 for r in rows)
-    comps = E.comparisons_of(rows, dataset="tiny")
+    assert all(len(r["times"]) == 5 and min(r["times"]) <= r["seconds"] <= max(r["times"]) for r in rows)
+    comps = E.comparisons_of(rows, dataset="tiny", n_samples=400)
     assert len(comps) == 8 and all(c["threads"]["dtlab"] == c["threads"]["peer"] for c in comps)
+    assert all(c["runs"] == 5 and c["speedup_spread"][0] <= c["speedup"] <= c["speedup_spread"][1] for c in comps)
     fig = plots.plot_time_per_tree({"tiny": rows})
     assert fig.axes[0].get_yscale() == "log"
-    caption = plots.peer_captions({"comparisons": [dict(c, dataset="synthetic") for c in comps],
-                                   "load_average_before": [1.0, 1.0, 1.0]})
-    assert "per core" in caption["boosting_time_per_tree"] and "Goals" not in caption["boosting_time_per_tree"]
-    goals = {"dtlab exact / XGBoost exact time <= 0.33 (per_core)": True,
-             "dtlab hist / LightGBM time <= 1.2 (whole_machine)": False}
-    caption = plots.peer_captions({"comparisons": [dict(c, dataset="synthetic", n_samples=400) for c in comps],
-                                   "goals": goals})["boosting_time_per_tree"]
-    assert "(per_core): met" in caption and "(whole_machine): missed" in caption and "400 rows" in caption
+    # the same base score on both sides: dtlab exact grows XGBoost exact's trees
+    agreement = bench.exact_agreement(models, X[:400])
+    assert set(agreement) == {"per_core", "whole_machine"}
+    for a in agreement.values():
+        assert a["same_trees"] == a["n_trees"] == 3 and a["max_probability_difference"] < 1e-5
+        assert a["base_score_xgboost"] == pytest.approx(float(np.mean(y[:400])))
+    goals = bench.goals_of(comps, E.GOALS)
+    assert len(goals) == 4 and all(set(g) >= {"met", "worst_time_ratio", "off_by", "same_auc"} for g in goals.values())
+    caption = plots.peer_captions({"comparisons": comps, "goals": goals, "exact_agreement": {"tiny": agreement},
+                                   "n_trees": 3, "max_depth": 3, "learning_rate": 0.3,
+                                   "load_average_before": [1.0, 1.0, 1.0]})["boosting_time_per_tree"]
+    assert "depth 3, 3 trees" in caption and "over 5 runs" in caption and "400 training rows" in caption
+    assert "3 of 3 trees equal" in caption and "Goals: tiny: dtlab exact / XGBoost exact time <= 0.25" in caption
+
+
+def test_goals_count_only_when_the_whole_spread_meets_them():
+    base = dict(dtlab="dtlab hist", peer_name="LightGBM", dataset="d", auc_dtlab=0.9, auc_peer=0.9)
+    entry = E.comparison("LightGBM fit", "per_core", None, None, 1, 1, dtlab_times=[1.0, 1.0, 1.0, 1.0, 1.0],
+                         peer_times=[1.2, 1.2, 1.2, 1.2, 0.95], **base)
+    assert entry["speedup"] == pytest.approx(1.2)  # the median meets the goal, one round does not
+    goal = next(iter(bench.goals_of([entry], E.GOALS).values()))
+    assert not goal["met"] and goal["off_by"] == pytest.approx(1 / 0.95 - 1.0)
+    entry["auc_peer"] = 0.95  # faster in every round but not at equal AUC
+    entry["speedup_spread"] = [1.1, 1.3]
+    assert not next(iter(bench.goals_of([entry], E.GOALS).values()))["met"]
+
+
+def test_heldout_set_and_selection_from_the_environment(monkeypatch):
+    X, y = bench.heldout(300)
+    assert X.shape == (400, bench.HELDOUT["n_features"]) and X.dtype == np.float32 and set(np.unique(y)) == {0, 1}
+    monkeypatch.setenv("DTLAB_MODES", "per_core")
+    assert bench.selected("DTLAB_MODES", E.MODES) == ("per_core",)
+    monkeypatch.setenv("DTLAB_MODES", "per_core,sometimes")
+    with pytest.raises(ValueError, match="unknown"):
+        bench.selected("DTLAB_MODES", E.MODES)
 
 
 def test_worker_scaling_rows():

@@ -6,7 +6,8 @@ touch the tracked files), with the worktree first on the kernel's
 ``PYTHONPATH``.  Chromium is the system's (``/usr/bin/chromium``, or
 ``$DTLAB_CHROMIUM``) driven by Playwright for Python; ``playwright install``
 (which downloads a browser) is never used.  Without either, every browser test
-is skipped with the reason.
+is skipped with the reason (``make screens``, which needs them, sets
+``DTLAB_REQUIRE_BROWSER=1``: then a missing one stops the run).
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 SERVER_START_S = 90
 
 
+def script(name: str):
+    """The module ``scripts/<name>.py`` (the scripts folder is no package)."""
+    import importlib
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+
+
 def missing_browser() -> str | None:
     """Why the browser suite cannot run here, or None."""
     try:
@@ -48,10 +60,14 @@ def pytest_collection_modifyitems(config, items):
     reason = missing_browser()
     if reason is None:
         return
+    # the marker, not the keyword: every test in this folder has the keyword "browser" (the package's name),
+    # and the tests of the stored notebooks need no browser
+    in_browser = [item for item in items if item.get_closest_marker("browser") is not None]
+    if os.environ.get("DTLAB_REQUIRE_BROWSER") == "1" and in_browser:
+        raise pytest.UsageError(f"DTLAB_REQUIRE_BROWSER=1 (make screens) but the browser suite cannot run: {reason}")
     skip = pytest.mark.skip(reason=f"browser suite skipped: {reason}")
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(skip)
+    for item in in_browser:
+        item.add_marker(skip)
 
 
 def _free_port() -> int:
@@ -93,11 +109,12 @@ def lab_server(tmp_path_factory):
     env.pop("MPLBACKEND", None)  # the test run's Agg would turn every figure into "<Figure size ...>" text
     env.update(PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(work / "workspaces"),
-               JUPYTER_RUNTIME_DIR=str(work / "runtime"), NUMBA_ENABLE_CUDASIM="1")
+               JUPYTER_RUNTIME_DIR=str(work / "runtime"), NUMBA_ENABLE_CUDASIM="1",
+               DTLAB_LAB_TOKEN=token)  # as make lab: the token in the environment, never on the command line
     cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={work / 'notebooks'}", "--LabApp.expose_app_in_browser=True",
-           f"--config={ROOT / 'scripts' / 'jupyter_lab_config.py'}"]  # as make lab: saved without outputs
+           "--ServerApp.port_retries=0", f"--ServerApp.root_dir={work / 'notebooks'}",
+           "--LabApp.expose_app_in_browser=True",
+           f"--config={ROOT / 'scripts' / 'jupyter_lab_config.py'}"]  # as make lab: the token, saved without outputs
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     log = open(work / "lab.log", "w")

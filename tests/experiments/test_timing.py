@@ -1,19 +1,27 @@
 """Timing helpers: medians, thread settings, row blocks in a thread pool, comparison entries."""
 
+import time
+
 import numba
 import numpy as np
 import pytest
 
 from dtlab.experiments.timing import (
+    Seconds,
     comparison,
+    goal_met,
     in_row_chunks,
     machine_threads,
     median_seconds,
     numba_threads,
+    paired_latencies,
     paired_medians,
+    paired_times,
     ratio_keys,
+    short_of_goal,
     threads_for,
 )
+from dtlab.plotting.text import speedup_spread
 
 
 def test_medians_call_every_function_after_warmup():
@@ -55,3 +63,29 @@ def test_comparison_entries_state_threads_and_refuse_unfair_settings():
     whole = comparison("peer", "whole_machine", 1.0, 2.0, 2, 1, peer_note="one thread only")
     assert whole["peer_note"] == "one thread only"
     assert ratio_keys([entry, whole], "speedup") == {"speedup_per_core": 3.0, "speedup_whole_machine": 2.0}
+
+
+def test_comparison_from_run_times_records_the_spread_and_goals_need_all_of_it():
+    entry = comparison("peer", "per_core", None, None, 1, 1, dtlab_times=[1.0, 2.0, 1.0, 1.0, 1.0],
+                       peer_times=[2.0, 2.0, 2.0, 3.0, 2.0])
+    assert entry["runs"] == 5 and entry["speedup"] == 2.0 and entry["time_ratio"] == 0.5
+    assert entry["speedup_spread"] == [1.0, 3.0] and entry["time_ratio_spread"] == [1 / 3, 1.0]
+    assert goal_met(entry, min_speedup=1.0) and not goal_met(entry, min_speedup=1.5)
+    assert goal_met(entry, max_time_ratio=1.0) and not goal_met(entry, max_time_ratio=0.6)  # the median alone: met
+    assert short_of_goal(entry, 0.6) == pytest.approx(0.4) and short_of_goal(entry, 1.0) == 0.0
+    with pytest.raises(ValueError, match="at least 5"):
+        comparison("peer", "per_core", None, None, 1, 1, dtlab_times=[1.0] * 4, peer_times=[1.0] * 4)
+    with pytest.raises(ValueError, match="both sides"):
+        comparison("peer", "per_core", None, None, 1, 1, dtlab_times=[1.0] * 5)
+    with pytest.raises(ValueError, match="exactly one"):
+        goal_met(entry)
+    assert speedup_spread(entry) == "2x (1-3x over 5 runs)" and speedup_spread({"speedup": 2.0}) == "2x"
+
+
+def test_a_self_timed_contender_is_timed_by_its_own_report():
+    times = paired_times([lambda: Seconds(0.25), lambda: time.sleep(0.001)], repeats=5, warmup=0)
+    assert times[0] == [0.25] * 5 and all(t >= 0.001 for t in times[1])
+    runs = paired_latencies([lambda: Seconds(1e-6), lambda: None], calls=7, rounds=5, warmup=1)
+    assert len(runs) == 2 and len(runs[0]) == 5 and runs[0][0].shape == (7,) and (runs[0][0] == 1e-6).all()
+    with pytest.raises(ValueError, match="rounds"):
+        paired_latencies([lambda: None], rounds=0)

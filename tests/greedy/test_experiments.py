@@ -1,5 +1,6 @@
 """Greedy experiments on tiny inputs (the producers' logic, not their timings)."""
 
+import numba
 import numpy as np
 import pytest
 
@@ -17,16 +18,34 @@ def test_producers_are_registered():
     assert all(FIGURES[n].technique == "greedy" for n in ("greedy_regression_timing", "greedy_regression_depth"))
 
 
-def test_timing_vs_size():
-    frame = G.timing_vs_size(sizes=(300, 600), naive_max_rows=300, repeats=1, max_depth=4)
+def test_timing_vs_size(monkeypatch):
+    order = []
+    fit = DecisionTreeRegressor.fit
+
+    def logged_fit(self, X, y):
+        order.append((self.method, len(y), numba.get_num_threads()))
+        return fit(self, X, y)
+
+    monkeypatch.setattr(DecisionTreeRegressor, "fit", logged_fit)
+    frame = G.timing_vs_size(sizes=(300, 600), naive_max_rows=300, repeats=2, max_depth=4)
     assert set(frame["method"]) == set(G.METHODS)
     naive = frame[frame["method"] == "naive"].set_index("n_samples")
     assert not naive.loc[300, "skipped"] and naive.loc[600, "skipped"] and np.isnan(naive.loc[600, "seconds"])
     done = frame[~frame["skipped"]]
-    assert (done["seconds"] > 0).all()
+    assert (done["seconds"] > 0).all() and (done["runs"] == 2).all()
+    assert (done["seconds_min"] <= done["seconds"]).all() and (done["seconds"] <= done["seconds_max"]).all()
     # every method grows a tree of the same size on the same rows
     assert done.groupby("n_samples")["n_nodes"].nunique().max() == 1
-    assert (frame.loc[frame.method != "vectorized", "threads"] == 1).all() and (frame["threads"] >= 1).all()
+    # the vectorised search on one thread and on the whole machine; every other contender on one thread
+    vectorized = frame[frame.method == "vectorized"]
+    assert sorted(set(vectorized["threads"])) == sorted({1, threads_for("whole_machine")})
+    assert (frame.loc[frame.method != "vectorized", "threads"] == 1).all()
+    assert not frame.duplicated(["n_samples", "contender"]).any()
+    # alternation: the timed fits of 300 rows go round by round through every dtlab contender, each on its threads
+    timed = [(m, t) for m, n, t in order if n == 300]
+    contenders = [("naive", 1), ("incremental", 1)] + [("vectorized", t) for t in sorted({1, threads_for(
+        "whole_machine")})]
+    assert timed == contenders * 2
 
 
 def test_error_vs_depth():

@@ -25,7 +25,7 @@ def test_cuda_methods_equal_cpu(seed):
 @pytest.mark.parametrize("assignment", ["node", "nodes", "level"])
 def test_bitmask_thread_assignments_find_the_same_leaves(assignment):
     from dtlab.backend import resolve_backend
-    from dtlab.inference._cuda import bitmask_leaves_cuda
+    from dtlab.inference._cuda_predict import bitmask_leaves_cuda
     from dtlab.inference.reference import leaves_traversal
 
     rng = np.random.default_rng(7)

@@ -37,15 +37,44 @@ def test_shape_thread_and_phase_experiments():
         assert fig.axes
 
 
-def test_benchmark_at_a_tiny_size(monkeypatch):
-    pytest.importorskip("xgboost")
-    pytest.importorskip("lightgbm")
-    monkeypatch.setitem(E.BENCH, "small", dict(n_rows=2_000, n_train=500, n_trees=5, n_features=8))
-    result = E.benchmark_vs_peers("small", depths=(3,), repeats=1)
-    assert {c["mode"] for c in result["comparisons"]} == {"per_core", "whole_machine"}
-    assert len(result["comparisons"]) == 6
-    goals = E.goals(result)
-    assert set(goals) >= {"goal_met_xgboost_1_5x", "goal_met_sklearn_3x"}
-    assert P.benchmark_captions({**result, **goals, "load_average_before": None})["inference_benchmark"]
-    fig = P.plot_benchmark(result)
-    assert len(fig.axes) == 2 and np.isfinite(result["cases"]["xgboost_depth3"]["per_core"]["peer_seconds"])
+TINY = dict(n_rows=600, n_train=400, n_features=8)
+
+
+def test_registered_benchmarks():
+    load_all()
+    assert {"inference_vs_peers", "inference_large", "inference_latency"} <= set(BENCHMARKS)
+
+
+def test_benchmark_at_a_tiny_size():
+    pytest.importorskip("tl2cgen")
+    cases = {"xgboost depth 3": ("xgboost", 4, 3, None), "lightgbm 9 leaves": ("lightgbm", 4, None, 9),
+             "sklearn depth 3": ("sklearn", 4, 3, None)}
+    result = E.run_cases(cases, TINY, repeats=5)
+    peers = {c["peer"] for c in result["comparisons"]}
+    assert {"XGBoost inplace_predict", "TL2cgen predict (gcc)", "LightGBM predict",
+            "scikit-learn predict_proba"} <= peers
+    for c in result["comparisons"]:
+        assert c["runs"] == 5 and c["speedup_spread"][0] <= c["speedup"] <= c["speedup_spread"][1]
+        assert c["mode"] in ("per_core", "whole_machine") and c["method"] in E.CPU_METHODS
+    light = result["cases"]["lightgbm 9 leaves"]
+    assert light["compile_seconds"]["TL2cgen predict (gcc)"] > 0
+    assert "lleaves predict (LLVM)" in light["compile_seconds"] or light["skipped"]["lleaves predict (LLVM)"]
+    assert all(d <= 1e-5 for case in result["cases"].values() for d in case["max_abs_difference"].values())
+    assert result["goal_met"] == (not result["misses"])
+    caption = P.benchmark_captions({**result, "figure": "inference_large"})["inference_large"]
+    assert "TL2cgen" in caption and "over 5 runs" in caption and "9 leaves" in caption
+    assert len(P.plot_benchmark(result).axes) == 2
+
+
+def test_latency_at_a_tiny_size():
+    pytest.importorskip("tl2cgen")
+    cases = {"xgboost depth 3": ("xgboost", 4, 3, None)}
+    result = E.run_cases(cases, TINY, repeats=5, latency=True)
+    batches = result["cases"]["xgboost depth 3"]["batches"]
+    assert set(batches) == {"1", "4", "16", "64"}
+    timings = batches["1"]["per_core"]["dtlab traversal"]
+    assert 0 < timings["p50"] <= timings["p99"]
+    stats = {(c["batch_rows"], c["statistic"], c["mode"]) for c in result["comparisons"]}
+    assert (64, "p99", "whole_machine") in stats and (1, "p50", "per_core") in stats
+    assert "inference_latency" in P.benchmark_captions(result)
+    assert np.isfinite(P.plot_latency(result).axes[0].get_ylim()).all()

@@ -28,6 +28,24 @@ Listings 2 and 3), for a whole batch of individuals in one launch each:
 The draw is the CPU evaluator's (the same hash of the same global row id, the
 two smallest keys), so both give the same statistics bit for bit.
 
+Written for a real device (the simulator tests check the statistics stay the
+CPU's):
+
+* a 64-bit atomic minimum in shared memory is a compare-and-swap loop on
+  sm_90; a row whose hash is not below the slot's current second smallest
+  cannot change either minimum (they only decrease, so a stale read is never
+  below the true value), so the two atomics are skipped for it -- after the
+  first few rows of a (leaf, class), nearly every row;
+* the leaf bitmask's lowest set bit is taken from 32-bit halves
+  (``cuda.ffs`` of a 32-bit word is exact on a device and in the simulator,
+  which truncates a 64-bit word to 32 bits): trees of 33 to 64 leaves find
+  the same leaf on both;
+* the trees of a batch are on grid ``y`` in chunks of at most 65,535 (a tree
+  offset per launch), the row blocks on grid ``x``; every launch goes through
+  :func:`dtlab.gpu.launch.launch`, which passes the cupy arrays without
+  numba's per-argument stream synchronisation (the launch stream is the one
+  they were made on).
+
 :class:`CudaShard` is one GPU's shard and the launches of one evaluation (a
 device of :class:`~dtlab.evolution.evaluators.cuda.CudaEvaluator`'s pool, or
 of a Dask worker).  Imported lazily (by a shard's factory): this module
@@ -44,6 +62,9 @@ from numba import cuda
 
 from ..._jit import compile_functions
 from ...backend import resolve_backend
+from ...gpu.kernels import declare_kernel, variants
+from ...gpu.launch import chunks, launch, limits
+from ...gpu.model import SECTOR, Work
 from ...trees.walk import cuda_walks
 from ..kernels import EMPTY_HASH, splitmix64, unsplitmix64
 from .base import BatchWork, LeafStats
@@ -59,6 +80,16 @@ SHARED_SLOTS = 1024
 SIMULATOR_SHARED_SLOTS = 12
 
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
+_LOW_HALF = np.uint64(0xFFFFFFFF)
+
+
+def lowest_bit(bits):
+    """Index of the lowest set bit of a nonzero uint64, from two 32-bit ``ffs`` (a device function; the
+    simulator's ``cuda.ffs`` takes 32 bits only, a device's ``ffs`` of a 32-bit word is one instruction)."""
+    low = np.uint32(bits & _LOW_HALF)
+    if low != 0:
+        return cuda.ffs(low) - 1
+    return 32 + cuda.ffs(np.uint32(bits >> np.uint64(32))) - 1
 
 
 @functools.lru_cache(maxsize=8)
@@ -71,6 +102,7 @@ def kernels(tpb: int, shared_slots: int):
     mixes = compile_functions([splitmix64, unsplitmix64], device)
     mix, unmix = mixes["splitmix64"], mixes["unsplitmix64"]
     walk = cuda_walks()["find_leaf_columns"]
+    low_bit = cuda.jit(device=True)(lowest_bit)
     empty = EMPTY_HASH
 
     @cuda.jit(device=True)
@@ -80,13 +112,13 @@ def kernels(tpb: int, shared_slots: int):
         for k in range(test_offset[t], test_offset[t + 1]):
             if Xt[test_feature[k], row] > test_threshold[k]:
                 bits &= test_mask[k]
-        return leaf_node[leaf_offset[t] + cuda.ffs(bits) - 1]
+        return leaf_node[leaf_offset[t] + low_bit(bits)]
 
     @cuda.jit
-    def fitness_pre(Xt, y, n_rows, row_offset, seed, node_offset, feature, threshold, left, right, missing_left,
-                    salt, use_masks, masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset,
-                    leaf_node, part_counts, part_min1, part_min2):
-        t = cuda.blockIdx.y
+    def fitness_pre(Xt, y, n_rows, row_offset, seed, t0, node_offset, feature, threshold, left, right,
+                    missing_left, salt, use_masks, masked, test_offset, test_feature, test_threshold, test_mask,
+                    leaf_offset, leaf_node, part_counts, part_min1, part_min2):
+        t = t0 + cuda.blockIdx.y
         bx = cuda.blockIdx.x
         tid = cuda.threadIdx.x
         n_classes = part_counts.shape[2]
@@ -119,12 +151,14 @@ def kernels(tpb: int, shared_slots: int):
             if in_shared:
                 s = (leaf - base) * n_classes + c
                 cuda.atomic.add(s_counts, s, 1)
-                old = cuda.atomic.min(s_min1, s, h)
-                cuda.atomic.min(s_min2, s, old if old > h else h)
+                if h < s_min2[s]:  # else neither minimum can change: skip two compare-and-swap loops
+                    old = cuda.atomic.min(s_min1, s, h)
+                    cuda.atomic.min(s_min2, s, old if old > h else h)
             else:
                 cuda.atomic.add(part_counts, (bx, leaf, c), 1)
-                old = cuda.atomic.min(part_min1, (bx, leaf, c), h)
-                cuda.atomic.min(part_min2, (bx, leaf, c), old if old > h else h)
+                if h < part_min2[bx, leaf, c]:
+                    old = cuda.atomic.min(part_min1, (bx, leaf, c), h)
+                    cuda.atomic.min(part_min2, (bx, leaf, c), old if old > h else h)
         cuda.syncthreads()
         if in_shared:
             for s in range(tid, n_slots, tpb):
@@ -234,11 +268,12 @@ class CudaShard:
                 "leaf_offset": dev(m.leaf_offset), "leaf_node": dev(m.leaf_node)}
 
     def _fitness_pre(self, d: dict, work: BatchWork, use_masks: bool, parts: tuple) -> None:
-        self._pre[(parts[0].shape[0], work.forest.n_trees), self.tpb](
-            self.Xt, self.y, np.int64(self.n_rows), np.int64(self.start), work.seed, d["node_offset"], d["feature"],
-            d["threshold"], d["left"], d["right"], d["missing_left"], d["salt"], use_masks, d["masked"],
-            d["test_offset"], d["test_feature"], d["test_threshold"], d["test_mask"], d["leaf_offset"],
-            d["leaf_node"], *parts)
+        for t0, n_trees in chunks(work.forest.n_trees, limits().max_grid[1]):
+            launch(self._pre, (parts[0].shape[0], n_trees), self.tpb,
+                   self.Xt, self.y, np.int64(self.n_rows), np.int64(self.start), np.uint64(work.seed), np.int64(t0),
+                   d["node_offset"], d["feature"], d["threshold"], d["left"], d["right"], d["missing_left"],
+                   d["salt"], bool(use_masks), d["masked"], d["test_offset"], d["test_feature"], d["test_threshold"],
+                   d["test_mask"], d["leaf_offset"], d["leaf_node"], *parts)
 
     def _parts(self, work: BatchWork) -> tuple:
         """The blocks' partial statistics (each block initialises its own region): a grid row per block."""
@@ -282,7 +317,8 @@ class CudaShard:
         use_masks = self._choose_leaf_search(d, work, parts)
         self._fitness_pre(d, work, use_masks, parts)
         n_slots = n_nodes * self.n_classes
-        self._post[-(-n_slots // self.tpb), self.tpb](*parts, d["node_salt"], work.seed, counts, cand_hash, cand_row)
+        launch(self._post, -(-n_slots // self.tpb), self.tpb, *parts, d["node_salt"], np.uint64(work.seed), counts,
+               cand_hash, cand_row)
         self._sync()
         computed = time.perf_counter()
         stats = LeafStats(*(np.asarray(a.get() if hasattr(a, "get") else a) for a in (counts, cand_hash, cand_row)))
@@ -291,3 +327,39 @@ class CudaShard:
 
     def close(self) -> None:
         self.Xt = self.y = None
+
+
+# ---- declarations: the argument types of every launch, the block size on a device, the work of a launch ----
+_X = ("float32", "float64")
+
+
+def _pre_work(launch) -> Work:
+    n_rows, trees = launch.shapes[2], launch.grid[1]
+    n_nodes = launch.shapes[-1][1]
+    depth = max(np.log2(max(n_nodes / max(launch.shapes[6][0] - 1, 1), 1.0)), 1.0)  # a balanced tree's depth
+    itemsize = 4 if "float32" in launch.types[0] else 8
+    # per (row, tree): the walk's reads of X (a sector once the lanes' paths part) and nodes, the label, the
+    # hash (splitmix64: ~20 integer instructions), a shared-memory count and, rarely, the minima
+    return Work(bytes=n_rows * trees * (depth * itemsize + 4) + n_rows * trees * depth * SECTOR / 32,
+                ops=n_rows * trees * (depth * 10 + 40))
+
+
+def _post_work(launch) -> Work:
+    blocks, n_nodes, n_classes = launch.shapes[0]
+    return Work(bytes=blocks * n_nodes * n_classes * 20 + n_nodes * n_classes * 48,
+                ops=blocks * n_nodes * n_classes * 8)
+
+
+FITNESS_PRE = declare_kernel(
+    "evolution.fitness_pre", build=lambda: kernels(THREADS_PER_BLOCK, SHARED_SLOTS)[0], blocks=(THREADS_PER_BLOCK,),
+    model=_pre_work, summary="a block per (rows, tree): each row to its leaf, counts and two smallest hashes per "
+    "(leaf, class) in shared memory",
+    signatures=variants("void({X}[:, ::1], int32[::1], int64, int64, uint64, int64, int64[::1], int32[::1], "
+                        "{X}[::1], int32[::1], int32[::1], bool[::1], uint64[::1], bool, bool[::1], int64[::1], "
+                        "int32[::1], {X}[::1], uint64[::1], int64[::1], int32[::1], int32[:, :, ::1], "
+                        "uint64[:, :, ::1], uint64[:, :, ::1])", X=_X))
+FITNESS_POST = declare_kernel(
+    "evolution.fitness_post", build=lambda: kernels(THREADS_PER_BLOCK, SHARED_SLOTS)[1], blocks=(THREADS_PER_BLOCK,),
+    model=_post_work, summary="a thread per (node, class): the blocks' counts added, their minima merged",
+    signatures=("void(int32[:, :, ::1], uint64[:, :, ::1], uint64[:, :, ::1], uint64[::1], uint64, int64[:, ::1], "
+                "uint64[:, :, ::1], int64[:, :, ::1])",))

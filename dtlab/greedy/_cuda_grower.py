@@ -1,0 +1,146 @@
+"""The CUDA grower of the greedy inducers: the host loop over nodes around the kernels of :mod:`._cuda`.
+
+Imported lazily, only for ``backend="cuda"``; the algorithm, its copies and
+launches per node, and what is bit for bit the CPU's are described in
+:mod:`._cuda`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from ..gpu.launch import launch
+from ..splits import attribute_lists
+from ._cpu import _class_stats, _reg_stats
+from ._cuda import CONST, POS, SCORE, THR, THREADS_PER_BLOCK, _kernels
+from ._draws import _select_feature
+from ._rules import (
+    ENTROPY,
+    FEATURE_THRESHOLD,
+    GAIN_RATIO,
+    GINI,
+    MSE,
+    child_can_split,
+    is_leaf,
+    keeps_split,
+    min_split,
+)
+
+#: The simulator runs a thread per Python thread, so it gets fewer threads per block than a GPU.
+SIMULATOR_THREADS_PER_BLOCK = 16
+
+
+_SCAN_OF = {MSE: "mse", GINI: "gini", ENTROPY: "entropy"}
+
+
+def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
+              min_samples_split: int, min_samples_leaf: int, seed: int, backend) -> tuple:
+    """Grow a tree with the split search on the GPU; same outputs as :func:`._cpu._grow`.
+
+    Parameters
+    ----------
+    XT : float32 (n_features, n_samples)
+    y : float64 targets or int32 class codes (n_samples,)
+    criterion : int, MSE / GINI / ENTROPY (``GAIN_RATIO`` runs on the CPU only)
+    n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
+    backend : Backend (cuda)
+    """
+
+    if criterion == GAIN_RATIO:
+        raise ValueError("criterion='gain_ratio' runs on the CPU only; use backend='cpu'")
+    tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
+    k = _kernels(tpb)
+    scan, mark, partition = k[_SCAN_OF[criterion]], k["mark"], k["partition"]
+    F, n = XT.shape
+    rows, vals, ylist = attribute_lists(XT, y)
+    backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, "the presorted lists")
+    d_rows, d_vals, d_y = cuda.to_device(rows), cuda.to_device(vals), cuda.to_device(ylist)
+    d_tmp_rows = cuda.device_array_like(rows)
+    d_tmp_vals = cuda.device_array_like(vals)
+    d_tmp_y = cuda.device_array_like(ylist)
+    d_goes_left = cuda.device_array(n, dtype=np.uint8)
+    d_out = cuda.device_array((4, F), dtype=np.float64)
+    d_carry = cuda.device_array((F, max(n_outputs, 1)), dtype=np.float64)
+    f_const = np.zeros(F, dtype=np.uint8)
+    f_score = np.full(F, -np.inf)
+    f_pos = np.full(F, -1, dtype=np.int64)
+    f_thr = np.zeros(F)
+    f_zero = np.zeros(F)
+    features = np.arange(F, dtype=np.int64)
+    constant_features = np.empty(F, dtype=np.int64)
+    visit = np.empty(F, dtype=np.int64)
+    state = np.array([seed], dtype=np.int64)
+    thr = FEATURE_THRESHOLD
+    is_reg = criterion == MSE
+    mss = min_split(min_samples_split, min_samples_leaf)
+    counts = np.empty(n_outputs)
+
+    out_feature, out_threshold, out_left, out_right = [], [], [], []
+    out_value, out_impurity, out_n, out_missing = [], [], [], []
+
+    def stats(ys):
+        if is_reg:
+            b, imp = _reg_stats(ys, 0, len(ys))
+            return np.array([b / len(ys)]), imp
+        imp = _class_stats(ys, 0, len(ys), criterion, counts)
+        return counts.copy(), imp
+
+    value, imp = stats(y)
+    stack = [(0, n, 0, -1, 0, 0, imp, value)]
+    while stack:
+        start, end, depth, parent, is_left, n_known, imp, value = stack.pop()
+        node = len(out_feature)
+        if parent >= 0:
+            (out_left if is_left else out_right)[parent] = node
+        m = end - start
+        out_feature.append(-1)
+        out_threshold.append(0.0)
+        out_left.append(-1)
+        out_right.append(-1)
+        out_value.append(value)
+        out_impurity.append(imp)
+        out_n.append(m)
+        out_missing.append(1)
+        if is_leaf(depth, m, imp, max_depth, mss, min_samples_leaf):
+            continue
+        active = features[n_known:].copy()
+        if is_reg:
+            launch(scan, len(active), tpb, cuda.to_device(active), d_vals, d_y, start, end, min_samples_leaf, thr,
+                   d_out)
+        else:
+            launch(scan, len(active), tpb, cuda.to_device(active), d_vals, d_y, start, end, min_samples_leaf, thr,
+                   n_outputs, cuda.to_device(value.astype(np.float64)), d_carry, d_out)
+        h_out = d_out.copy_to_host()  # one copy: constant flags, scores, positions, thresholds
+        f_const[active] = h_out[CONST, active]
+        f_score[active] = h_out[SCORE, active]
+        f_pos[active] = np.where(f_const[active] == 1, -1, h_out[POS, active]).astype(np.int64)
+        f_thr[active] = h_out[THR, active]
+        best_f, n_total = _select_feature(features, constant_features, n_known, state, f_const, f_score, f_pos,
+                                          f_zero, f_zero, criterion, visit)
+        if best_f < 0:
+            continue
+        nl = int(f_pos[best_f])
+        nr = m - nl
+        mid = start + nl
+        segment = d_y[best_f, start:end].copy_to_host()
+        value_l, imp_l = stats(segment[:nl])
+        value_r, imp_r = stats(segment[nl:])
+        if not keeps_split(n, m, nl, imp, imp_l, imp_r):
+            continue
+        out_feature[node] = int(best_f)
+        out_threshold[node] = float(f_thr[best_f])
+        out_missing[node] = 1 if nl > nr else 0
+        # as on the CPU: the lists below a leaf are never read again
+        part = np.array([f for f in features[n_total:] if f != best_f], dtype=np.int64)
+        if len(part) and child_can_split(depth, nl, nr, imp_l, imp_r, max_depth, mss, min_samples_leaf):
+            launch(mark, (m + tpb - 1) // tpb, tpb, d_rows, int(best_f), start, end, mid, d_goes_left)
+            launch(partition, len(part), tpb, cuda.to_device(part), d_rows, d_vals, d_y, start, end, nl,
+                   d_goes_left, d_tmp_rows, d_tmp_vals, d_tmp_y)
+        stack.append((mid, end, depth + 1, node, 0, n_total, imp_r, value_r))
+        stack.append((start, mid, depth + 1, node, 1, n_total, imp_l, value_l))
+    return (np.asarray(out_feature, dtype=np.int32), np.asarray(out_threshold, dtype=np.float64),
+            np.asarray(out_left, dtype=np.int32), np.asarray(out_right, dtype=np.int32),
+            np.asarray(out_value, dtype=np.float64).reshape(len(out_feature), n_outputs),
+            np.asarray(out_impurity, dtype=np.float64), np.asarray(out_n, dtype=np.int64),
+            np.asarray(out_missing, dtype=np.uint8))

@@ -1,0 +1,139 @@
+"""The inference benchmark's peers: each library's own predict call on one model, as a user makes it.
+
+Every contender is ``predict(X, threads) -> raw scores`` (n_samples,) float,
+timed as a whole: the library's own input checks and conversions included
+(TL2cgen's ``DMatrix`` is built inside the call, as its users build one per
+batch).  The compiled engines carry their compile time (dtlab needs none):
+
+* **TL2cgen** 1.x: the model read by treelite, C emitted by TL2cgen, compiled
+  with gcc into a shared library (``parallel_comp`` translation units, one gcc
+  per core), loaded by ``tl2cgen.Predictor`` with ``nthread`` threads.
+* **lleaves** (LightGBM models only): compiled with LLVM in its own venv
+  (:mod:`dtlab.experiments.peer_env`), timed there by its own clock.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..experiments.peer_env import Worker, peer_python
+from ..experiments.timing import Seconds
+
+
+@dataclass
+class Contender:
+    """One way to predict a model: ``predict(X, threads)`` returns raw scores (or, for a peer timed in its own
+    process, :class:`~dtlab.experiments.timing.Seconds`), ``result(X, threads)`` the scores in any case."""
+
+    name: str
+    predict: Callable[[np.ndarray, int], Any]
+    compile_seconds: float | None = None
+    result: Callable[[np.ndarray, int], np.ndarray] | None = None
+    close: Callable[[], None] = field(default=lambda: None)
+
+    def scores(self, X: np.ndarray, threads: int) -> np.ndarray:
+        out = (self.result or self.predict)(X, threads)
+        return np.asarray(out, np.float64).reshape(X.shape[0], -1)[:, -1]  # binary: the positive class
+
+
+def xgboost_contender(booster) -> Contender:
+    current = {}
+
+    def predict(X, threads):
+        if current.get("nthread") != threads:  # a setting, made once per thread count as a user would
+            booster.set_param({"nthread": threads})
+            current["nthread"] = threads
+        return booster.inplace_predict(X, predict_type="margin")
+    return Contender("XGBoost inplace_predict", predict)
+
+
+def lightgbm_contender(booster) -> Contender:
+    return Contender("LightGBM predict", lambda X, t: booster.predict(X, raw_score=True, num_threads=t))
+
+
+def sklearn_contender(forest) -> Contender:
+    def predict(X, threads):
+        if forest.n_jobs != threads:
+            forest.set_params(n_jobs=threads)
+        return forest.predict_proba(X)[:, 1]
+    return Contender("scikit-learn predict_proba", predict)
+
+
+def tl2cgen_contender(model: Any, kind: str, workdir: Path, threads: tuple[int, ...]) -> Contender:
+    """TL2cgen on an XGBoost Booster or LightGBM Booster (``kind``), compiled with gcc into ``workdir``."""
+    import tl2cgen
+    import treelite
+
+    if kind == "xgboost":
+        tree_model = treelite.frontend.from_xgboost(model)
+    else:
+        path = workdir / "lightgbm.txt"
+        model.save_model(str(path))
+        tree_model = treelite.frontend.load_lightgbm_model(path)
+    lib = workdir / f"tl2cgen_{kind}.so"
+    start = time.perf_counter()
+    tl2cgen.export_lib(tree_model, toolchain="gcc", libpath=lib, params={"parallel_comp": max(threads)},
+                       nthread=max(threads))
+    seconds = time.perf_counter() - start
+    predictors = {t: tl2cgen.Predictor(lib, nthread=t) for t in threads}
+
+    def predict(X, t):
+        return predictors[t].predict(tl2cgen.DMatrix(X), pred_margin=True)
+    return Contender("TL2cgen predict (gcc)", predict, compile_seconds=seconds)
+
+
+def lleaves_contender(booster, X: np.ndarray, workdir: Path) -> Contender:
+    """lleaves on a LightGBM Booster and the rows ``X`` (sent once), in the ``.peers/lleaves`` venv.
+
+    Raises
+    ------
+    FileNotFoundError : the venv is missing (``make peers``)
+    """
+    worker = Worker(peer_python("lleaves"), Path(__file__).with_name("_lleaves_worker.py"))
+    try:
+        path = workdir / "lightgbm.txt"
+        booster.save_model(str(path))
+        seconds = worker.ask(cmd="compile", model=str(path))["seconds"]
+        rows = workdir / "rows.npy"
+        np.save(rows, X)
+        worker.ask(cmd="data", path=str(rows))
+    except Exception:
+        worker.close()
+        raise
+    saved = workdir / "lleaves_out.npy"
+
+    def predict(X_, t):
+        return Seconds(worker.ask(cmd="predict", n_jobs=t)["seconds"])
+
+    def result(X_, t):
+        worker.ask(cmd="predict", n_jobs=t, save=str(saved))
+        return np.load(saved)
+    return Contender("lleaves predict (LLVM)", predict, compile_seconds=seconds, result=result,
+                     close=worker.close)
+
+
+def peer_contenders(kind: str, model: Any, X: np.ndarray, threads: tuple[int, ...], workdir: Path,
+                    skipped: dict[str, str]) -> list[Contender]:
+    """The library's own predict and the compiled engines that read its models; a compiled engine that cannot
+    run here is left out with the reason in ``skipped``."""
+    own = {"xgboost": xgboost_contender, "lightgbm": lightgbm_contender, "sklearn": sklearn_contender}[kind]
+    out = [own(model)]
+    if kind in ("xgboost", "lightgbm"):
+        out.append(tl2cgen_contender(model, kind, workdir, threads))
+    if kind == "lightgbm":
+        try:
+            out.append(lleaves_contender(model, X, workdir))
+        except (FileNotFoundError, OSError) as err:
+            skipped["lleaves predict (LLVM)"] = str(err)
+    return out
+
+
+def scratch_dir() -> tempfile.TemporaryDirectory:
+    """A folder for compiled libraries and exchanged files, removed afterwards."""
+    return tempfile.TemporaryDirectory(prefix="dtlab-inference-")

@@ -1,0 +1,48 @@
+"""Peers outside the venv: a JSON-lines worker in another interpreter, and where ``make peers`` puts them."""
+
+import sys
+import textwrap
+
+import pytest
+
+from dtlab.experiments import peer_env
+
+
+@pytest.fixture
+def echo_script(tmp_path):
+    path = tmp_path / "echo.py"
+    path.write_text(textwrap.dedent("""
+        import json, sys
+        for line in sys.stdin:
+            request = json.loads(line)
+            if request["cmd"] == "fail":
+                reply = {"error": "Traceback: asked to fail"}
+            elif request["cmd"] == "die":
+                sys.exit(3)
+            else:
+                reply = {"twice": 2 * request["x"]}
+            print(json.dumps(reply), flush=True)
+    """))
+    return path
+
+
+def test_worker_answers_reports_errors_and_a_death(echo_script):
+    with peer_env.Worker(sys.executable, echo_script) as worker:
+        assert worker.ask(cmd="double", x=21) == {"twice": 42}
+        with pytest.raises(peer_env.WorkerError, match="asked to fail"):
+            worker.ask(cmd="fail")
+        assert worker.ask(cmd="double", x=1) == {"twice": 2}  # still serving
+        with pytest.raises(peer_env.WorkerError, match="died on 'die'"):
+            worker.ask(cmd="die")
+        with pytest.raises(peer_env.WorkerError, match="exited"):
+            worker.ask(cmd="double", x=1)
+
+
+def test_missing_peers_say_how_to_build_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("DTLAB_PEERS", str(tmp_path))
+    assert peer_env.peers_dir() == tmp_path
+    monkeypatch.delitem(sys.modules, "liblinear_multicore.liblinear", raising=False)
+    with pytest.raises(ModuleNotFoundError, match="make peers"):
+        peer_env.liblinear_multicore()
+    with pytest.raises(FileNotFoundError, match="make peers"):
+        peer_env.peer_python("lleaves")
