@@ -28,6 +28,7 @@ imported when an executor is made, never by ``import dtlab``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 import uuid
 from typing import Any, Callable, Sequence
@@ -190,8 +191,9 @@ class DaskExecutor:
         if not lost:
             return False
         if not alive:
-            raise ClusterError(f"the Dask cluster lost every worker; {len(lost)} part(s) of the data have nowhere "
-                               "to go. The result of this round was not computed.")
+            gone = sorted({self.workers[i] for i in lost})
+            raise ClusterError(f"the Dask cluster lost every worker (those of part(s) {lost}: {gone}); the data "
+                               "have nowhere to go. The result of this round was not computed.")
         for k, i in enumerate(lost):
             self.workers[i] = alive[k % len(alive)]
             self.resent += 1
@@ -218,7 +220,9 @@ class DaskExecutor:
                 import distributed
 
                 _cancel(self.client, futures)  # nothing of a failed round keeps running (or waiting) on the cluster
-                lost = isinstance(exc, (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
+                # CancelledError: the base of FutureCancelledError and of FuturesCancelledError, which
+                # distributed.wait raises when a part's state was forgotten with its killed worker
+                lost = isinstance(exc, (concurrent.futures.CancelledError, distributed.scheduler.KilledWorker,
                                         _WorkerLeft, OSError))
                 if lost and attempt == 0 and self._resend_lost():
                     continue
