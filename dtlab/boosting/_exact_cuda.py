@@ -245,9 +245,9 @@ class ExactCudaSearch:
         lengths = self.seg[:, n_nodes] - self.seg[:, 0]
         self.work["scanned"] += int(lengths.sum())
         self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
-        f_gain = self.empty((d, n_nodes), np.float64)
-        f_thr = self.empty((d, n_nodes), np.float32)
-        f_left = self.empty((d, n_nodes), np.bool_)
+        f_gain = cuda.device_array((d, n_nodes))
+        f_thr = cuda.device_array((d, n_nodes), np.float32)
+        f_left = cuda.device_array((d, n_nodes), np.bool_)
         rows, vals = self.lists
         launch(scan, d * n_nodes, self.tpb, cuda.to_device(self.seg), n_nodes, vals, rows, self.d_g, self.d_h,
                cuda.to_device(np.ascontiguousarray(node_g, np.float64)),
