@@ -279,6 +279,7 @@ def fit_on_dask(X: Any, y: Any, executor: Any, *, loss: str, C: float, tol: floa
         raise FloatingPointError("TRON produced a non-finite model; scale the features or lower C")
     coef, intercept = (w[:-1], float(w[-1])) if fit_intercept else (w, 0.0)
     where = {"placement": "dask", "workers": workers, "format": "per part", "host_rows": 0, "device_rows": 0,
-             "bytes_sent": objective.replicas.sent_bytes, "bytes_received": objective.replicas.received_bytes}
+             "bytes_sent": objective.replicas.sent_bytes, "bytes_received": objective.replicas.received_bytes,
+             "resent": objective.replicas.executor.resent}
     return {"classes": classes, "coef": coef, "intercept": intercept, "result": result, "eps": eps,
             "backend": "cpu", "placement": where, "n_threads": 1}
