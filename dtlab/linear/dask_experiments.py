@@ -89,7 +89,7 @@ def dask_ml_comparison(X: Any, y: np.ndarray, C: float = PAPER_C, repeats: int =
         def dtlab(tol):
             return lambda: TronLogisticRegression(C=C, tol=tol, executor=client).fit(Xd, yd).coef_[0]
 
-        def dask_ml(solver, Xp):
+        def dask_ml_fit(solver, Xp):
             def fit():
                 from dask_ml.linear_model import LogisticRegression
 
@@ -104,7 +104,7 @@ def dask_ml_comparison(X: Any, y: np.ndarray, C: float = PAPER_C, repeats: int =
 
             Xp = _dask_ml_rows(X, Xd.chunks[0]).persist()
             for solver in DASK_ML_SOLVERS:
-                contenders[f"dask-ml LogisticRegression ({solver})"] = dask_ml(solver, Xp)
+                contenders[f"dask-ml LogisticRegression ({solver})"] = dask_ml_fit(solver, Xp)
         except ImportError:
             out["dask_ml"] = "not installed"
         runs = _alternate(contenders, repeats, X, y_pm, C)
