@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -304,23 +305,36 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Margins: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        return on_margins(self._margin(X), lambda m: m[:, 0] if self.n_outputs_ == 1 else m)
+        # the functions sent with Dask partitions hold no estimator (a Dask-fitted one holds its Client, which
+        # Dask cannot tokenize): plain values only
+        return on_margins(self._margin(X), partial(_margins_out, n_outputs=self.n_outputs_))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, float64 array (n_samples, n_classes) (a Dask array or DataFrame for Dask
         input, columns the classes)."""
-        return on_margins(self._margin(X), self._proba, columns=list(self.classes_))
-
-    def _proba(self, m: np.ndarray) -> np.ndarray:
-        m = m.astype(np.float64)
-        if self.n_outputs_ == 1:
-            p = 1.0 / (1.0 + np.exp(-m[:, 0]))
-            return np.column_stack([1.0 - p, p])
-        m -= m.max(axis=1, keepdims=True)
-        e = np.exp(m)
-        return e / e.sum(axis=1, keepdims=True)
+        return on_margins(self._margin(X), partial(_probabilities, n_outputs=self.n_outputs_),
+                          columns=list(self.classes_))
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class label of each row (a Dask array or Series for Dask input)."""
-        return on_margins(self._margin(X), lambda m: self.classes_[np.argmax(self._proba(m), axis=1)],
+        return on_margins(self._margin(X), partial(_labels, classes=self.classes_, n_outputs=self.n_outputs_),
                           dtype=self.classes_.dtype)
+
+
+def _margins_out(m: np.ndarray, n_outputs: int) -> np.ndarray:
+    return m[:, 0] if n_outputs == 1 else m
+
+
+def _probabilities(m: np.ndarray, n_outputs: int) -> np.ndarray:
+    """Class probabilities, float64 (n_samples, n_classes), of float32 margins (n_samples, n_outputs)."""
+    m = m.astype(np.float64)
+    if n_outputs == 1:
+        p = 1.0 / (1.0 + np.exp(-m[:, 0]))
+        return np.column_stack([1.0 - p, p])
+    m -= m.max(axis=1, keepdims=True)
+    e = np.exp(m)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _labels(m: np.ndarray, classes: np.ndarray, n_outputs: int) -> np.ndarray:
+    return classes[np.argmax(_probabilities(m, n_outputs), axis=1)]

@@ -72,12 +72,13 @@ class LinearPart:
     loss : {"logistic", "squared_hinge"}
     C : float
     fit_intercept : bool
+    csr_density : float, dense rows with at most this share of non-zeros become CSR (the estimators'
+        ``DENSE_TO_CSR_MAX_DENSITY``, passed in: this module is imported by them)
     """
 
     def __init__(self, X_blocks: list, y_blocks: list, classes: np.ndarray, loss: str, C: float,
-                 fit_intercept: bool):
+                 fit_intercept: bool, csr_density: float = 0.5):
         from ._data import _check_sparse
-        from .estimators import DENSE_TO_CSR_MAX_DENSITY
         from .placement import _host_part
 
         X = stack_rows(X_blocks)
@@ -92,7 +93,7 @@ class LinearPart:
         if fit_intercept:
             ones = np.ones((X.shape[0], 1))
             X = scipy.sparse.hstack([X, ones], format="csr") if scipy.sparse.issparse(X) else np.hstack([X, ones])
-        if not scipy.sparse.issparse(X) and X.size and np.count_nonzero(X) <= DENSE_TO_CSR_MAX_DENSITY * X.size:
+        if not scipy.sparse.issparse(X) and X.size and np.count_nonzero(X) <= csr_density * X.size:
             X = scipy.sparse.csr_matrix(X)  # as the single-process fit: the CSR kernels where X is sparse enough
         self.n_threads = _worker_threads()
         self.dense = not scipy.sparse.issparse(X)
@@ -152,8 +153,8 @@ class DaskL2Objective:
     xp = np
 
     def __init__(self, client: Any, parts: list, classes: np.ndarray, loss: str, C: float, fit_intercept: bool,
-                 n_features: int):
-        self.replicas = Replicas(client, [(xb, yb, classes, loss, float(C), bool(fit_intercept))
+                 n_features: int, csr_density: float = 0.5):
+        self.replicas = Replicas(client, [(xb, yb, classes, loss, float(C), bool(fit_intercept), float(csr_density))
                                           for xb, yb in parts], LinearPart)
         self.n_features = n_features + int(bool(fit_intercept))
         self.ops = LiblinearVectorOps()
@@ -239,7 +240,7 @@ def summarize_labels(client: Any, parts: list) -> tuple[int, np.ndarray, int]:
 
 
 def fit_on_dask(X: Any, y: Any, executor: Any, *, loss: str, C: float, tol: float, fit_intercept: bool,
-                max_iter: int, method: str, verbose: bool, backend: Any = "auto") -> dict:
+                max_iter: int, method: str, verbose: bool, backend: Any = "auto", csr_density: float = 0.5) -> dict:
     """:func:`dtlab.linear.fit_linear` on a Dask cluster: its rows partitioned over the workers.
 
     Returns the same dict as ``fit_linear`` (``placement``: ``{"placement": "dask", "workers": ...,
@@ -265,7 +266,7 @@ def fit_on_dask(X: Any, y: Any, executor: Any, *, loss: str, C: float, tol: floa
         n, classes, n_pos = summarize_labels(client, parts)
         if isinstance(X.shape[0], (int, np.integer)) and n != X.shape[0]:  # a DataFrame's row count is lazy
             raise ValueError(f"X has {X.shape[0]} rows but y has {n}")
-        objective = DaskL2Objective(client, parts, classes, loss, C, fit_intercept, n_features)
+        objective = DaskL2Objective(client, parts, classes, loss, C, fit_intercept, n_features, csr_density)
         eps = tol * max(min(n_pos, n - n_pos), 1) / n  # LIBLINEAR's primal_solver_tol, as the local fit
         result = tron(objective, eps=eps, max_iter=max_iter, method=method, verbose=bool(verbose))
         workers = list(objective.replicas.executor.workers)

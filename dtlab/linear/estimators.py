@@ -40,7 +40,8 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
         from .dask_fit import fit_on_dask
 
         return fit_on_dask(X, y, executor, loss=loss, C=C, tol=tol, fit_intercept=fit_intercept, max_iter=max_iter,
-                           method=SOLVERS[solver], verbose=verbose, backend=backend)
+                           method=SOLVERS[solver], verbose=verbose, backend=backend,
+                           csr_density=DENSE_TO_CSR_MAX_DENSITY)
     name = "TronLogisticRegression" if loss == "logistic" else "TronLinearSVC"
     Xh, y_pm, classes, backend = check_fit_input(X, y, backend, fit_intercept, name)
     if not backend.is_cuda and not scipy.sparse.issparse(Xh) and Xh.size and (

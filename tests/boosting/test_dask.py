@@ -153,3 +153,14 @@ def test_dask_input_needs_a_dask_executor_and_bad_labels_are_clear_errors(client
         GBDTRegressor(executor=client, backend="cuda").fit(X, z)
     with pytest.raises(ValueError, match="executor must be"):
         GBDTRegressor(executor="nowhere").fit(X, z)
+
+
+def test_a_model_fitted_on_dask_predicts_dask_dataframes(client):
+    """The estimator then holds its Client (executor=client), which Dask cannot tokenize: the functions sent
+    with the partitions must not carry it."""
+    X, z = data(n=500)
+    y = (z > 0).astype(int)
+    clf = GBDTClassifier(n_estimators=2, max_depth=3, split_method="hist", executor=client).fit(X, y)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")), npartitions=2)
+    np.testing.assert_allclose(clf.predict_proba(frame).compute().to_numpy(), clf.predict_proba(X), rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(frame).compute().to_numpy(), clf.predict(X))
