@@ -47,9 +47,6 @@ TECHNIQUE_PACKAGES = tuple(f"dtlab.{slug}" for slug in TECHNIQUES)
 
 #: No module may be longer (modules are split by role).
 MAX_LINES = 400
-#: Modules of dtlab/evolution/ being split by the gdt branch (issue 21 part 4): allowed over MAX_LINES only until
-#: that branch is merged.  Keep this list to evolution modules only, and delete it with the merge.
-OVER_LENGTH_UNTIL_GDT_MERGES = ("dtlab.evolution.gdt", "dtlab.evolution.scaling")
 
 
 class Edge(NamedTuple):
@@ -310,10 +307,9 @@ def test_no_module_is_long():
     too_long = []
     for name, (path, _) in module_files().items():
         lines = path.read_text().count("\n")
-        if lines > MAX_LINES and name not in OVER_LENGTH_UNTIL_GDT_MERGES:
+        if lines > MAX_LINES:
             too_long.append(f"{name} ({lines} lines)")
     assert not too_long, f"over {MAX_LINES} lines (split by role): {too_long}"
-    assert all(name.startswith("dtlab.evolution.") for name in OVER_LENGTH_UNTIL_GDT_MERGES)
 
 
 def test_notebooks_are_numbered_without_gaps_and_indexed():

@@ -57,6 +57,7 @@ from ..gpu.model import SECTOR, Work
 from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint
 from ._hist_cuda import ARG, BEST, BEST_F, LEFT, REDUCE_TPB, reduce_best
 from ._rows_cuda import DeviceRows
+from .sampling import gate_gains
 
 #: Threads per block on a GPU; the simulator runs a thread per Python thread, so it gets fewer.
 THREADS_PER_BLOCK = 128
@@ -255,6 +256,7 @@ class ExactCudaSearch:
                cuda.to_device(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing, float(lam), float(mcw),
                f_gain, f_thr, f_left)
         best = cuda.device_array((4, n_nodes))
+        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
         launch(reduce_best, n_nodes, REDUCE_TPB, f_gain, f_thr, f_left, 0.0, best)  # > 0, as _reduce_splits
         packed = best.copy_to_host()  # the level's one copy to the host
         return (packed[BEST_F].astype(np.int64), packed[BEST].copy(), packed[ARG].astype(np.float32),

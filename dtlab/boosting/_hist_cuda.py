@@ -60,6 +60,7 @@ from ._exact_cpu import RT_EPS, _leaf_gain
 from ._hist_cpu import _best_bin_split
 from ._rows_cuda import HI, LO, NODE, DeviceRows
 from .hist import HistSearch
+from .sampling import gate_gains
 
 REDUCE_TPB = 32
 #: Features a build block takes (its rows' bins of these features are adjacent in a row of ``bins``).
@@ -291,6 +292,7 @@ class HistCudaSearch(HistSearch):
                    float(mcw), self.d_pos_bins, f_gain, f_bin, f_left)
         self.hg_parent, self.hh_parent = hg, hh
         best = self._bufs["best"].get(4, n_nodes)
+        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
         launch(reduce_best, n_nodes, REDUCE_TPB, f_gain, f_bin, f_left, float(RT_EPS), best)
         packed = best.copy_to_host()  # the level's one copy to the host
         best_f = packed[BEST_F].astype(np.int64)

@@ -11,8 +11,9 @@ import scipy.sparse
 
 from .._validation import check_int, check_real, check_sklearn_input_shape, check_X
 from ..backend import to_host
-from ..trees.boosted_import import GBDT_FORMAT, TREE_FIELDS, read_boosted_trees
+from ..trees.boosted_import import GBDT_FORMAT, TREE_FIELDS, categories_to_fields, read_boosted_trees
 from ..trees.ensemble import ModelFormatError
+from .frontier_grower import GROW_POLICIES
 from .grower import BoostedTree, ColumnData
 
 JSON_FORMAT = GBDT_FORMAT
@@ -23,24 +24,62 @@ def check_params(est) -> dict:
     """The validated hyper-parameters of a GBDT estimator, as the boosting loop takes them."""
     if est.split_method not in SPLIT_METHODS:
         raise ValueError(f"split_method must be one of {SPLIT_METHODS}, got {est.split_method!r}")
-    return dict(
+    if est.grow_policy not in GROW_POLICIES:
+        raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {est.grow_policy!r}")
+    lossguide = est.grow_policy == "lossguide"
+    params = dict(
         n_estimators=check_int(est.n_estimators, "n_estimators", low=1),
-        max_depth=check_int(est.max_depth, "max_depth", low=1),
+        max_depth=check_int(est.max_depth, "max_depth", low=0 if lossguide else 1),
         learning_rate=check_real(est.learning_rate, "learning_rate", low=0.0, low_inclusive=False),
         reg_lambda=check_real(est.reg_lambda, "reg_lambda", low=0.0),
         gamma=check_real(est.gamma, "gamma", low=0.0),
         min_child_weight=check_real(est.min_child_weight, "min_child_weight", low=0.0),
         split_method=est.split_method,
         max_bins=check_int(est.max_bins, "max_bins", low=2, high=256),
+        grow_policy=est.grow_policy,
+        max_leaves=check_int(est.max_leaves, "max_leaves", low=0),
+        max_cat_to_onehot=check_int(est.max_cat_to_onehot, "max_cat_to_onehot", low=1),
     )
+    for name in ("subsample", "colsample_bytree", "colsample_bylevel"):
+        params[name] = check_real(getattr(est, name), name, low=0.0, low_inclusive=False, high=1.0)
+    if lossguide and est.split_method != "hist":
+        raise ValueError("grow_policy='lossguide' needs split_method='hist' (as in XGBoost: the exact method grows "
+                         "level by level)")
+    if not lossguide and params["max_leaves"]:
+        raise ValueError("max_leaves applies to grow_policy='lossguide' (leaf-wise growth); depthwise trees are "
+                         "bounded by max_depth")
+    if lossguide and not params["max_depth"] and not params["max_leaves"]:
+        raise ValueError("grow_policy='lossguide' with max_depth=0 (no depth limit) needs max_leaves >= 1")
+    return params
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int, name: str = "sample_weight") -> np.ndarray | None:
+    """Sample weights as float64 (n_samples,): finite, non-negative, not all zero; None stays None."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(to_host(sample_weight), dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ValueError(f"{name} must have shape ({n_samples},), got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"{name} must hold finite non-negative numbers")
+    if not w.any():
+        raise ValueError(f"{name} is zero everywhere; at least one row needs a positive weight")
+    return w
+
+
+def column_names(X) -> list[str] | None:
+    """The pandas column names of X, when they are all strings."""
+    if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
+        return list(X.columns)
+    return None
 
 
 def fit_data(X) -> tuple[ColumnData, list[str] | None]:
     """Training matrix as column data (sparse stays sparse), and the pandas column names if any."""
     check_sklearn_input_shape(X)
-    names = None
-    if hasattr(X, "columns") and all(isinstance(c, str) for c in X.columns):
-        names = list(X.columns)
+    names = column_names(X)
     X = to_host(X)
     return ColumnData.from_input(X), names
 
@@ -69,7 +108,8 @@ def predict_rows(X, n_features: int, who: str = "the model", chunk: int = 65_536
 
 
 def trees_to_json(trees: list[BoostedTree]) -> list[dict[str, Any]]:
-    return [{k: getattr(t, k).tolist() for k in TREE_FIELDS} for t in trees]
+    return [{**{k: getattr(t, k).tolist() for k in TREE_FIELDS}, **categories_to_fields(t.categories)}
+            for t in trees]
 
 
 def trees_from_json(items: list[dict[str, Any]]) -> list[BoostedTree]:
@@ -86,6 +126,9 @@ def save(est, path: str | Path) -> None:
         fitted["classes_"] = est.classes_.tolist()
     if hasattr(est, "feature_names_in_"):
         fitted["feature_names_in_"] = est.feature_names_in_.tolist()
+    fitted["categorical_"] = np.flatnonzero(est.categorical_).tolist()
+    fitted["categories_"] = {str(f): [c.item() if hasattr(c, "item") else c for c in cats]
+                             for f, cats in est.categories_.items()}
     doc = {"format": JSON_FORMAT, "estimator": type(est).__name__, "params": est.get_params(), "fitted": fitted}
     Path(path).write_text(json.dumps(doc))
 
@@ -123,6 +166,9 @@ def load(cls, path: str | Path):
                 raise ValueError(f"{est.classes_.shape[0]} classes do not match {est.n_outputs_} outputs")
         if "feature_names_in_" in f:
             est.feature_names_in_ = np.asarray(f["feature_names_in_"], dtype=object)
+        est.categorical_ = np.zeros(est.n_features_in_, bool)
+        est.categorical_[np.asarray(f.get("categorical_", []), np.int64)] = True
+        est.categories_ = {int(k): list(v) for k, v in f.get("categories_", {}).items()}
         trees = trees_from_json(f["trees"])
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, ModelFormatError):

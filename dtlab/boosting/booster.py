@@ -16,7 +16,10 @@ from ..backend import Backend
 from ..inference import Forest
 from ..trees.boosted_import import boosted_ensemble
 from .exact import ExactSearch
+from .frontier import FrontierSearch
+from .frontier_grower import grow_frontier_tree
 from .grower import BoostedTree, ColumnData, grow_boosted_tree
+from .sampling import Sampler
 
 
 def _hist_search(data, backend, n_workers, max_bins):
@@ -47,9 +50,41 @@ SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
 }
 
 
+def _frontier_search(data, backend, n_workers, params, categorical):
+    if backend.is_cuda:
+        from ._frontier_cuda import FrontierCudaSearch  # imports numba.cuda: only on this path
+
+        return FrontierCudaSearch(data, backend, params["max_bins"], categorical, params["max_cat_to_onehot"])
+    return FrontierSearch(data, n_workers, params["max_bins"], categorical, params["max_cat_to_onehot"])
+
+
+def tree_grower(data: ColumnData, params: dict, backend: Backend, n_workers: int,
+                categorical: np.ndarray | None = None, search: Any = None):
+    """The split finder of a fit and the function that grows one tree on it, ``grow(g, h, level_features)``.
+
+    Leaf-wise growth and categorical features take the node-wise histogram finder (:mod:`.frontier`); plain
+    depthwise growth the level-wise finders of :data:`SPLIT_METHODS`, or ``search`` when one is given (the
+    Dask exact finder, :mod:`.dask_exact`: level-wise only).
+    """
+    keys = ("max_depth", "learning_rate", "reg_lambda", "gamma", "min_child_weight")
+    grow = {k: params[k] for k in keys}
+    policy = params.get("grow_policy", "depthwise")
+    if search is None and (policy == "lossguide" or (categorical is not None and categorical.any())):
+        cats = np.zeros(data.n_features, bool) if categorical is None else categorical
+        search = _frontier_search(data, backend, n_workers, params, cats)
+        return search, lambda g, h, level_features: grow_frontier_tree(
+            search, g, h, policy, max_leaves=params.get("max_leaves", 0), level_features=level_features, **grow)
+    if search is None:
+        search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
+    return search, lambda g, h, level_features: grow_boosted_tree(search, g, h, level_features=level_features,
+                                                                 **grow)
+
+
 def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: float, params: dict,
           backend: Backend, n_workers: int,
-          on_round: Callable[[int, list[BoostedTree]], bool] | None = None, search: Any = None) -> list[BoostedTree]:
+          on_round: Callable[[int, list[BoostedTree]], bool] | None = None, sample_weight: np.ndarray | None = None,
+          sampler: Sampler | None = None, categorical: np.ndarray | None = None,
+          search: Any = None) -> list[BoostedTree]:
     """Fit ``params["n_estimators"]`` rounds of ``n_outputs`` trees each.
 
     Parameters
@@ -60,33 +95,43 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
     n_outputs : int, 1, or the number of classes for softmax
     base_margin : float
     params : dict with n_estimators, max_depth, learning_rate, reg_lambda, gamma, min_child_weight,
-        split_method, max_bins
+        split_method, max_bins (and optionally grow_policy, max_leaves, max_cat_to_onehot)
     backend : Backend, resolved (where the split search runs)
     n_workers : int, feature slices of the CPU searches
     on_round : callable(round, trees_so_far), optional; returns True to stop (the estimators' callbacks)
+    sample_weight : float32 array (n_samples,), optional
+        Multiplies every row's ``g`` and ``h`` (in float32, as XGBoost does).
+    sampler : :class:`.sampling.Sampler`, optional
+        The rows and features of each tree.
+    categorical : bool array (n_features,), optional
+        Features split as categories.
     search : split finder, optional
-        One already made (the Dask exact finder, :mod:`.dask_exact`); default: :data:`SPLIT_METHODS`'.
+        One already made (the Dask exact finder, :mod:`.dask_exact`); default: :func:`tree_grower`'s.
 
     Returns
     -------
     list of BoostedTree, round-major (round r, class c at ``r * n_outputs + c``)
     """
     n = data.n_samples
-    if search is None:
-        search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
+    _, grow = tree_grower(data, params, backend, n_workers, categorical, search)
     shape = (n,) if n_outputs == 1 else (n, n_outputs)
     margin = np.full(shape, base_margin, np.float32)
     g = np.empty(shape, np.float32)
     h = np.empty(shape, np.float32)
+    w = None if sample_weight is None else np.asarray(sample_weight, np.float32).reshape((n,) + (1,) * (g.ndim - 1))
+    level_features = sampler.level_features if sampler is not None and sampler.samples_features else None
     trees: list[BoostedTree] = []
-    grow = dict(max_depth=params["max_depth"], learning_rate=params["learning_rate"],
-                reg_lambda=params["reg_lambda"], gamma=params["gamma"], min_child_weight=params["min_child_weight"])
     for r in range(params["n_estimators"]):
         loss.gradients(margin, y, g, h)
+        if w is not None:  # XGBoost's GradientPair(grad * w, hess * w), float32 products
+            g *= w
+            h *= w
         for c in range(n_outputs):
             gc = g if n_outputs == 1 else np.ascontiguousarray(g[:, c])
             hc = h if n_outputs == 1 else np.ascontiguousarray(h[:, c])
-            tree, leaf = grow_boosted_tree(search, gc, hc, **grow)
+            if sampler is not None:
+                sampler.start_tree(r * n_outputs + c, gc, hc)
+            tree, leaf = grow(gc, hc, level_features)
             trees.append(tree)
             if n_outputs == 1:
                 margin += tree.value[leaf]
@@ -107,7 +152,7 @@ class RoundEvaluation:
 
     Parameters
     ----------
-    evals : list of (list of float32 blocks (n_rows, n_features), encoded targets)
+    evals : list of (list of float32 blocks (n_rows, n_features), encoded targets, sample weights or None)
     loss : a class of :data:`dtlab.boosting.losses.LOSSES`
     metric : str, the record's name of the loss
     n_features, n_outputs : int
@@ -118,7 +163,7 @@ class RoundEvaluation:
         self.evals, self.loss, self.metric = evals, loss, metric
         self.n_features, self.n_outputs = n_features, n_outputs
         self.margins = [np.full((sum(b.shape[0] for b in blocks), n_outputs), base_margin, np.float32)
-                        for blocks, _ in evals]
+                        for blocks, _, _ in evals]
 
     def __call__(self, round_trees: list[BoostedTree]) -> dict[str, dict[str, float]]:
         """``{"validation_i": {metric: loss}}`` after adding ``round_trees``' leaves to the margins."""
@@ -126,8 +171,8 @@ class RoundEvaluation:
             return {}
         forest = Forest(boosted_ensemble(round_trees, self.n_features, self.n_outputs, 0.0))
         record = {}
-        for i, ((blocks, y), m) in enumerate(zip(self.evals, self.margins)):
+        for i, ((blocks, y, w), m) in enumerate(zip(self.evals, self.margins)):
             added = np.concatenate([forest.predict(b, method="traversal", backend="cpu") for b in blocks])
             m += added.reshape(m.shape).astype(np.float32)
-            record[f"validation_{i}"] = {self.metric: self.loss.loss(m[:, 0] if self.n_outputs == 1 else m, y)}
+            record[f"validation_{i}"] = {self.metric: self.loss.loss(m[:, 0] if self.n_outputs == 1 else m, y, w)}
         return record

@@ -28,6 +28,7 @@ from .dask_exact import DaskExactSearch, ExactPart, feature_slices
 from .dask_hist import DaskHistSearch, HistPart, TreeStart
 from .dask_labels import RoundEvaluationParts, gather_labels, summarize_targets
 from .grower import grow_boosted_tree
+from .inputs import FitInputs
 from .losses import LOSSES
 
 __all__ = ["DaskEngine", "fit_on_dask", "margins_on_dask", "on_margins"]
@@ -108,14 +109,31 @@ class DaskEngine:
             self.client.close()
 
 
-def fit_on_dask(est, X: Any, y: Any, eval_set: list | None, callbacks: list | None):
-    """``est.fit(X, y, eval_set, callbacks)`` on the Dask cluster of ``est.executor``; returns ``est``.
+def _unsupported_on_dask(params: dict, sample_weight: Any, sample_weight_eval_set: Any, X: Any) -> None:
+    """A clear error for the options the Dask fit does not carry (rather than a model that ignores them)."""
+    if sample_weight is not None or sample_weight_eval_set is not None:
+        raise ValueError("sample_weight is not supported with a Dask executor (fit in one process, "
+                         "executor='local')")
+    if min(params["subsample"], params["colsample_bytree"], params["colsample_bylevel"]) < 1.0:
+        raise ValueError("subsample and colsample_* below 1 are not supported with a Dask executor")
+    if params["grow_policy"] != "depthwise":
+        raise ValueError("grow_policy='lossguide' is not supported with a Dask executor (the workers grow level "
+                         "by level)")
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and any(str(t) == "category" for t in dtypes):
+        raise ValueError("categorical columns are not supported with a Dask executor; encode them as numbers")
+
+
+def fit_on_dask(est, X: Any, y: Any, sample_weight: Any, eval_set: list | None, sample_weight_eval_set: Any,
+                callbacks: list | None):
+    """``est.fit(X, y, eval_set=..., callbacks=...)`` on the Dask cluster of ``est.executor``; returns ``est``.
 
     Sets ``est.dask_stats_`` (workers, bytes sent and received, round and work seconds, bytes per level).
     """
     from ..distributed.dask_executor import alive_workers, connect
 
     params = _params.check_params(est)
+    _unsupported_on_dask(params, sample_weight, sample_weight_eval_set, X)
     if est.backend not in ("auto", "cpu"):
         raise ValueError(f"the Dask executor runs the CPU split searches on its workers; backend={est.backend!r} "
                          "cannot run there (use backend='cpu' or 'auto')")
@@ -158,8 +176,9 @@ def fit_on_dask(est, X: Any, y: Any, eval_set: list | None, callbacks: list | No
     if classifier:
         est.classes_ = classes
     try:
-        est._fit(X, y_codes, loss, n_outputs, base, ClusterData(targets.n_samples, n_features), _feature_names(X),
-                 eval_set, callbacks, engine=engine)
+        inputs = FitInputs(ClusterData(targets.n_samples, n_features), y_codes, None, _feature_names(X),
+                           np.zeros(n_features, bool), {})
+        est._fit(X, inputs, y_codes, loss, n_outputs, base, eval_set, None, callbacks, engine=engine)
     finally:
         engine.close()  # also where _fit stopped before its rounds
     est.dask_stats_ = engine.dask_stats

@@ -110,7 +110,8 @@ class EvalPart:
         y = encode_part_labels(y_blocks, classes, n_outputs)
         self.n_rows = sum(b.shape[0] for b in blocks)
         self.metric = metric
-        self.evaluation = RoundEvaluation([(blocks, y)], LOSSES[loss], metric, n_features, n_outputs, base_margin)
+        self.evaluation = RoundEvaluation([(blocks, y, None)], LOSSES[loss], metric, n_features, n_outputs,
+                                          base_margin)
 
     def handle(self, round_trees: list, replay: bool):
         value = self.evaluation(round_trees)["validation_0"][self.metric]
@@ -145,7 +146,7 @@ class RoundEvaluationParts:
                 self.sets.append(reps)
             else:
                 rows = list(_params.predict_rows(Xe, n_features))
-                self.sets.append(RoundEvaluation([(rows, encode(ye))], loss, metric, n_features, n_outputs,
+                self.sets.append(RoundEvaluation([(rows, encode(ye), None)], loss, metric, n_features, n_outputs,
                                                  base_margin))
 
     def __call__(self, round_trees: list) -> dict:

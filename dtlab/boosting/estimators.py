@@ -10,83 +10,31 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import encode_labels, fit_target
+from .._validation import encode_labels
 from ..backend import resolve_backend, thread_scope
 from ..callbacks import EarlyStopping, ProgressBar, RecordEvaluation, run_callbacks
 from ..distributed.executors import is_dask_collection, uses_dask
 from ..inference import Forest
 from ..trees.boosted_import import boosted_ensemble
 from ..trees.ensemble import Ensemble
+from ..trees.shap import tree_shap
 from . import _params
+from ._docs import PARAMETERS_DOC
 from .booster import RoundEvaluation, boost
 from .dask_fit import fit_on_dask, margins_on_dask, on_margins
+from .inputs import numeric_rows, prepare_fit
 from .losses import LOSSES
-
-_DOC_PARAMS = """
-    n_estimators : int >= 1, default=100
-        Boosting rounds (one tree per round, or one per class and round).
-    max_depth : int >= 1, default=6
-        Trees grow level by level to this depth.
-    learning_rate : float > 0, default=0.3
-        Shrinkage of every leaf value.
-    reg_lambda : float >= 0, default=1.0
-        L2 penalty of the leaf weights: a leaf's weight is ``-G / (H + reg_lambda)``.
-    gamma : float >= 0, default=0.0
-        Minimum loss change of a split, compared as XGBoost's ``min_split_loss``
-        is (with ``G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - G^2/(H+lambda)``,
-        the textbook gain without its factor 1/2); splits below it are pruned
-        bottom up.
-    min_child_weight : float >= 0, default=1.0
-        Minimum hessian sum of each child.
-    split_method : {"exact", "hist"}, default="exact"
-        ``"exact"``: every distinct value is a candidate (features sorted once,
-        prefix sums, stable partitions; XGBoost's ``tree_method="exact"``).
-        ``"hist"``: candidates are ``max_bins`` quantile bins (one histogram per
-        node, the sibling by subtraction).
-    max_bins : int in [2, 256], default=256
-        Bins per feature for ``"hist"`` (one of them holds the missing values).
-    base_score : float or None, default=None
-        Initial prediction (a probability for binary classification, as in
-        XGBoost); ``None``: the mean target (regression), the positive rate
-        (binary), 0 margins (multiclass).
-    early_stopping_rounds : int or None, default=None
-        Stop when the last ``eval_set`` has not improved for this many rounds;
-        prediction then uses the best round.
-    backend : {"auto", "cpu", "cuda"}, default="auto"
-        Where the split search and prediction run (:func:`dtlab.backend.resolve_backend`; ``"auto"``: a GPU
-        when X is on one or a GPU is present).  ``"cuda"``: numba.cuda kernels -- for
-        ``"hist"`` the histograms, scans and per-node reduction (the rows'
-        partition stays on the host), for ``"exact"`` the prefix-sum scans of
-        the sorted lists (a block per node and feature), the rows' sides and the
-        lists' stable partition; the same trees as ``"cpu"``.  Prediction is
-        :class:`dtlab.inference.Forest`'s on the same backend.
-    n_jobs : int or None, default=None
-        Threads of fit (feature slices) and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
-        current thread count; -1, all of numba's threads).
-    random_state : int or None, default=None
-        Unused: the algorithm draws nothing at random (no subsampling); kept for
-        the scikit-learn convention.
-    verbose : bool, default=False
-        A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
-    executor : "local", "dask", scheduler address or distributed.Client, default="local"
-        Who fits (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for the
-        session's default client, an address, or a client.  ``"hist"`` is data-parallel there (each worker
-        keeps a partition of the rows; histograms are added up, split decisions sent back:
-        :mod:`dtlab.boosting.dask_hist`), ``"exact"`` feature-parallel (each worker keeps every row of a
-        slice of the columns; the rows' sides go out as one bit per row: :mod:`dtlab.boosting.dask_exact`).
-        Exact gives the single-process trees for any number of workers, hist where the sums are exact.
-        Dask arrays and DataFrames (labels as a Dask array or Series) need a Dask executor; numpy, pandas
-        and scipy.sparse input is scattered.  ``predict`` on Dask input returns Dask collections whatever
-        the executor.
-"""
+from .sampling import Sampler, seed_of
 
 
 class _GBDT(BaseEstimator):
     _loss_name = "squared_error"
 
     def __init__(self, *, n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
-                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0,
-                 split_method: str = "exact", max_bins: int = 256, base_score: float | None = None,
+                 reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0, subsample: float = 1.0,
+                 colsample_bytree: float = 1.0, colsample_bylevel: float = 1.0, split_method: str = "exact",
+                 max_bins: int = 256, grow_policy: str = "depthwise", max_leaves: int = 0,
+                 categorical_features: Any = "auto", max_cat_to_onehot: int = 4, base_score: float | None = None,
                  early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
                  random_state: Any = None, verbose: bool = False, executor: Any = "local"):
         self.n_estimators = n_estimators
@@ -95,8 +43,15 @@ class _GBDT(BaseEstimator):
         self.reg_lambda = reg_lambda
         self.gamma = gamma
         self.min_child_weight = min_child_weight
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bylevel = colsample_bylevel
         self.split_method = split_method
         self.max_bins = max_bins
+        self.grow_policy = grow_policy
+        self.max_leaves = max_leaves
+        self.categorical_features = categorical_features
+        self.max_cat_to_onehot = max_cat_to_onehot
         self.base_score = base_score
         self.early_stopping_rounds = early_stopping_rounds
         self.backend = backend
@@ -106,8 +61,8 @@ class _GBDT(BaseEstimator):
         self.executor = executor
 
     # ------------------------------------------------------------------ fit
-    def _fit(self, X, y_encoded, loss, n_outputs: int, base_margin: float, data, names, eval_set,
-             callbacks, engine=None) -> None:
+    def _fit(self, X, inputs, y_encoded, loss, n_outputs: int, base_margin: float, eval_set,
+             sample_weight_eval_set, callbacks, engine=None) -> None:
         """The boosting rounds with eval sets, callbacks and progress; ``engine`` (a Dask fit,
         :mod:`.dask_fit`) brings its own ``backend``, ``evaluation(...)`` and ``boost(...)``."""
         params = _params.check_params(self)
@@ -116,24 +71,37 @@ class _GBDT(BaseEstimator):
             raise ValueError("early_stopping_rounds needs an eval_set")
         if callbacks is not None and not all(callable(c) for c in callbacks):
             raise TypeError("callbacks must be a list of callables callback(round, record) -> bool | None")
+        eval_set = list(eval_set or [])
+        eval_weights = list(sample_weight_eval_set) if sample_weight_eval_set is not None else [None] * len(eval_set)
+        if len(eval_weights) != len(eval_set):
+            raise ValueError(f"sample_weight_eval_set has {len(eval_weights)} entries for {len(eval_set)} eval sets")
+        data = inputs.data
         # once; the Backend object goes down to the split finders
         backend = resolve_backend(self.backend, X) if engine is None else engine.backend
         self.backend_ = backend.name
         self.base_margin_ = float(base_margin)
         self.n_outputs_ = n_outputs
         self.n_features_in_ = data.n_features
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.categorical_ = inputs.categorical
+        self.categories_ = inputs.categories
+        if inputs.names is not None:
+            self.feature_names_in_ = np.asarray(inputs.names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         metric = "rmse" if loss is LOSSES["squared_error"] else ("logloss" if n_outputs == 1 else "mlogloss")
-        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(eval_set or []))}
+        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(eval_set))}
         if engine is None:
-            evals = [(list(_params.predict_rows(Xe, data.n_features)), self._encode_eval(ye))
-                     for Xe, ye in eval_set or []]
+            evals = []
+            for (Xe, ye), we in zip(eval_set, eval_weights):
+                blocks = list(_params.predict_rows(numeric_rows(self, Xe), data.n_features))
+                n_eval = sum(b.shape[0] for b in blocks)
+                evals.append((blocks, self._encode_eval(ye),
+                              _params.check_sample_weight(we, n_eval, "sample_weight_eval_set")))
             evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
         else:
-            evaluate = engine.evaluation(eval_set or [], self._encode_eval, loss, metric, n_outputs, base_margin)
+            if any(w is not None for w in eval_weights):
+                raise ValueError("sample_weight_eval_set is not supported with a Dask executor")
+            evaluate = engine.evaluation(eval_set, self._encode_eval, loss, metric, n_outputs, base_margin)
         sets = list(self.evals_result_)
         # LightGBM's pattern: recording, early stopping (on the last eval set) and progress are callbacks
         stopping = EarlyStopping(esr, (sets[-1], metric)) if esr is not None else None
@@ -144,19 +112,26 @@ class _GBDT(BaseEstimator):
             bar = ProgressBar(params["n_estimators"], f"GBDT ({params['split_method']})", unit="round",
                               postfix=shown)
             steps.append(bar)
+        sampler = None
+        if min(params["subsample"], params["colsample_bytree"], params["colsample_bylevel"]) < 1.0:
+            sampler = Sampler(seed_of(self.random_state), params["subsample"], params["colsample_bytree"],
+                              params["colsample_bylevel"], data.n_samples, data.n_features)
 
         def on_round(r: int, trees) -> bool:
             return run_callbacks(steps, r, evaluate(trees[-n_outputs:]))
 
         try:
             with thread_scope(self.n_jobs) as n_threads:
-                run = boost if engine is None else engine.boost
-                trees = run(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round)
+                if engine is None:
+                    trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads,
+                                  on_round, sample_weight=inputs.weight, sampler=sampler,
+                                  categorical=inputs.categorical)
+                else:
+                    trees = engine.boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads,
+                                         on_round)
         finally:
             if bar is not None:
                 bar.close()
-            if engine is not None:
-                engine.close()
         self.best_iteration_ = stopping.best_iteration if stopping is not None else None
         self._set_trees(trees)
 
@@ -198,10 +173,35 @@ class _GBDT(BaseEstimator):
         backend = resolve_backend(self.backend)  # GPU input goes to the host for backend="cpu" (predict_rows)
         with thread_scope(self.n_jobs):
             blocks = [self._predictor.predict(b, backend=backend)
-                      for b in _params.predict_rows(X, self.n_features_in_, type(self).__name__)]
+                      for b in _params.predict_rows(numeric_rows(self, X), self.n_features_in_, type(self).__name__)]
         if not blocks:
             return np.empty((0, self.n_outputs_), np.float32)
         return np.concatenate(blocks).reshape(-1, self.n_outputs_).astype(np.float32)
+
+    def _n_trees_used(self) -> int:
+        return len(self.trees_) if self.best_iteration_ is None else (self.best_iteration_ + 1) * self.n_outputs_
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf each row reaches in each tree: int32 (n_samples, n_trees), tree ``t``'s node index in
+        ``trees_[t]`` (trees round-major; the best iteration's when early stopping chose one)."""
+        check_is_fitted(self, "trees_")
+        backend = resolve_backend(self.backend)
+        with thread_scope(self.n_jobs):
+            blocks = [self._predictor.apply(b, backend=backend)
+                      for b in _params.predict_rows(numeric_rows(self, X), self.n_features_in_, type(self).__name__)]
+        return np.concatenate(blocks) if blocks else np.empty((0, self._n_trees_used()), np.int32)
+
+    def _contributions(self, X) -> np.ndarray:
+        """Exact TreeSHAP of the margin: (n_samples, n_features + 1) for one output, else (n_samples, n_outputs,
+        n_features + 1); the last column is the bias (base margin and each tree's expected value)."""
+        check_is_fitted(self, "trees_")
+        ens = self._predictor.ensemble
+        cover = np.concatenate([t.cover for t in self.trees_[:self._n_trees_used()]])
+        with thread_scope(self.n_jobs):
+            blocks = [tree_shap(ens, cover, self._predictor.prepare(b))
+                      for b in _params.predict_rows(numeric_rows(self, X), self.n_features_in_, type(self).__name__)]
+        out = np.concatenate(blocks) if blocks else np.empty((0, self.n_outputs_, self.n_features_in_ + 1))
+        return out[:, 0, :] if self.n_outputs_ == 1 else out
 
     def save_json(self, path: str | Path) -> None:
         """Write the fitted model as JSON (no pickle); :class:`dtlab.inference.Forest` reads the file too."""
@@ -225,7 +225,7 @@ class GBDTRegressor(RegressorMixin, _GBDT):
     __doc__ = f"""Gradient-boosted regression trees (squared error), XGBoost's second-order algorithm.
 
     Parameters
-    ----------{_DOC_PARAMS}
+    ----------{PARAMETERS_DOC}
     Attributes
     ----------
     trees_ : list of BoostedTree
@@ -238,23 +238,32 @@ class GBDTRegressor(RegressorMixin, _GBDT):
     n_features_in_ : int
     """
 
-    def fit(self, X: Any, y: Any, eval_set: list | None = None, callbacks: list | None = None) -> "GBDTRegressor":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, eval_set: list | None = None,
+            sample_weight_eval_set: list | None = None, callbacks: list | None = None) -> "GBDTRegressor":
         """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and y (n_samples,).
 
-        ``eval_set``: a list of ``(X, y)`` whose loss is recorded after every round (``evals_result_``);
-        ``callbacks``: ``callback(round, record) -> bool | None`` after every round (:mod:`dtlab.callbacks`;
-        ``record`` holds the eval sets' losses; True stops)."""
+        ``sample_weight``: non-negative weights of the rows (they scale every row's ``g`` and ``h``; the
+        default base score is the weighted mean); ``eval_set``: a list of ``(X, y)`` whose loss (weighted by
+        ``sample_weight_eval_set``, one array or None per set) is recorded after every round
+        (``evals_result_``); ``callbacks``: ``callback(round, record) -> bool | None`` after every round
+        (:mod:`dtlab.callbacks`; ``record`` holds the eval sets' losses; True stops)."""
         if uses_dask(self.executor, X, y):
-            return fit_on_dask(self, X, y, eval_set, callbacks)
-        data, names = _params.fit_data(X)
-        y = fit_target(y, data.n_samples, self, numeric=True).astype(np.float32)
-        base = float(np.mean(y)) if self.base_score is None else _params.check_real(self.base_score, "base_score")
-        self._fit(X, y, LOSSES["squared_error"], 1, base, data, names, eval_set, callbacks)
+            return fit_on_dask(self, X, y, sample_weight, eval_set, sample_weight_eval_set, callbacks)
+        _params.check_params(self)
+        inputs = prepare_fit(self, X, y, sample_weight, numeric=True)
+        y = np.asarray(inputs.y).astype(np.float32)
+        base = (float(np.average(y, weights=inputs.weight)) if self.base_score is None
+                else _params.check_real(self.base_score, "base_score"))
+        self._fit(X, inputs, y, LOSSES["squared_error"], 1, base, eval_set, sample_weight_eval_set, callbacks)
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Predictions, float32 array (n_samples,) (a Dask array or Series for Dask input)."""
-        return on_margins(self._margin(X), lambda m: m[:, 0])
+    def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
+        """Predictions, float32 array (n_samples,); with ``pred_contribs=True`` each feature's contribution by
+        exact TreeSHAP, float64 (n_samples, n_features + 1), the bias last (XGBoost's ``pred_contribs``: a
+        row's contributions add up to its prediction)."""
+        if pred_contribs:
+            return self._contributions(X)
+        return on_margins(self._margin(X), partial(_margins_out, n_outputs=1))
 
 
 class GBDTClassifier(ClassifierMixin, _GBDT):
@@ -262,7 +271,7 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
     per class and round).
 
     Parameters
-    ----------{_DOC_PARAMS}
+    ----------{PARAMETERS_DOC}
     Attributes
     ----------
     classes_ : ndarray (n_classes,)
@@ -270,15 +279,18 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
     evals_result_ : dict, ``{{"validation_i": {{"logloss" | "mlogloss": [...]}}}}``
     """
 
-    def fit(self, X: Any, y: Any, eval_set: list | None = None, callbacks: list | None = None) -> "GBDTClassifier":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, eval_set: list | None = None,
+            sample_weight_eval_set: list | None = None, callbacks: list | None = None) -> "GBDTClassifier":
         """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and class labels y (n_samples,);
-        ``eval_set`` and ``callbacks`` as :meth:`GBDTRegressor.fit`."""
+        ``sample_weight``, ``eval_set``, ``sample_weight_eval_set`` and ``callbacks`` as
+        :meth:`GBDTRegressor.fit` (the default base score is the weighted positive rate)."""
         from sklearn.utils.multiclass import check_classification_targets
 
         if uses_dask(self.executor, X, y):
-            return fit_on_dask(self, X, y, eval_set, callbacks)
-        data, names = _params.fit_data(X)
-        y = fit_target(y, data.n_samples, self)
+            return fit_on_dask(self, X, y, sample_weight, eval_set, sample_weight_eval_set, callbacks)
+        _params.check_params(self)
+        inputs = prepare_fit(self, X, y, sample_weight, numeric=False)
+        y = inputs.y
         check_classification_targets(y)
         self.classes_, codes = encode_labels(y)
         n_classes = self.classes_.shape[0]
@@ -286,13 +298,13 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
             raise ValueError(f"y has one class only ({self.classes_[0]!r}); a classifier needs at least two")
         if n_classes == 2:
             loss, n_outputs = LOSSES["logistic"], 1
-            p = float(np.mean(codes)) if self.base_score is None else self.base_score
+            p = float(np.average(codes, weights=inputs.weight)) if self.base_score is None else self.base_score
             base = loss.base_margin(_params.check_real(p, "base_score"))
         else:
             loss, n_outputs = LOSSES["softmax"], n_classes
             base = 0.0 if self.base_score is None else _params.check_real(self.base_score, "base_score")
-        self._fit(X, codes if n_outputs > 1 else codes.astype(np.float32), loss, n_outputs, base, data, names,
-                  eval_set, callbacks)
+        self._fit(X, inputs, codes if n_outputs > 1 else codes.astype(np.float32), loss, n_outputs, base, eval_set,
+                  sample_weight_eval_set, callbacks)
         return self
 
     def _encode_eval(self, y):
@@ -315,8 +327,12 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         return on_margins(self._margin(X), partial(_probabilities, n_outputs=self.n_outputs_),
                           columns=list(self.classes_))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Most probable class label of each row (a Dask array or Series for Dask input)."""
+    def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
+        """Most probable class label of each row; with ``pred_contribs=True`` each feature's contribution to
+        the margin by exact TreeSHAP, float64 (n_samples, n_features + 1) for two classes, (n_samples,
+        n_classes, n_features + 1) otherwise, the bias last (XGBoost's ``pred_contribs``)."""
+        if pred_contribs:
+            return self._contributions(X)
         return on_margins(self._margin(X), partial(_labels, classes=self.classes_, n_outputs=self.n_outputs_),
                           dtype=self.classes_.dtype)
 

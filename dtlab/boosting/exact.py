@@ -16,6 +16,7 @@ from ._exact_cpu import (
     _reduce_splits,
 )
 from ._workers import run_slices
+from .sampling import gate_gains
 
 
 def _presort_features(f0, f1, w, data, argsort, rows, vals):
@@ -87,6 +88,7 @@ class ExactSearch:
         lengths = self.seg[:, n_nodes] - self.seg[:, 0]
         self.work["scanned"] += int(lengths.sum())
         self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
+        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
         best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)

@@ -17,7 +17,7 @@ the workers: :mod:`.dask_hist`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -80,7 +80,9 @@ class BoostedTree:
     ``threshold`` is float32 and a row goes left when ``x < threshold``
     (XGBoost's test); ``value`` is the node's output ``learning_rate * weight``
     (float32), ``gain`` the loss change of its split (0 at leaves), ``cover``
-    its hessian sum.
+    its hessian sum.  ``categories`` maps each categorical split node to the
+    category values (int64) that go left (:mod:`.frontier_grower`); any other
+    category goes right, a missing value the ``missing_left`` way.
     """
 
     feature: np.ndarray
@@ -91,6 +93,7 @@ class BoostedTree:
     value: np.ndarray
     gain: np.ndarray
     cover: np.ndarray
+    categories: dict = field(default_factory=dict)
 
     @property
     def n_nodes(self) -> int:
@@ -158,7 +161,8 @@ class HostRows:
 
 
 def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float,
-                      reg_lambda: float, gamma: float, min_child_weight: float) -> tuple[BoostedTree, np.ndarray]:
+                      reg_lambda: float, gamma: float, min_child_weight: float,
+                      level_features=None) -> tuple[BoostedTree, np.ndarray]:
     """Grow one tree level by level to ``max_depth``, prune by ``gamma``.
 
     Parameters
@@ -167,6 +171,9 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
     g, h : float32 arrays (n_samples,)
     max_depth : int >= 1
     learning_rate, reg_lambda, gamma, min_child_weight : float
+    level_features : callable(depth) -> bool mask (n_features,) or None, optional
+        The features each level may split on (the column sample, :mod:`.sampling`); the finder zeroes the
+        others' gains before it chooses (``search.allowed``).
 
     Returns
     -------
@@ -196,6 +203,7 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
         if depth == max_depth:
             rows.advance(np.full(n_nodes, -1, np.int64), level_ids, 0)
             break
+        search.allowed = level_features(depth) if level_features is not None else None
         best_f, best, thr, mleft = search.find(n_nodes, node_g, node_h, node_n, lam, mcw)
         split_k = np.flatnonzero((best_f >= 0) & (best > RT_EPS))
         n_split = split_k.shape[0]
@@ -250,5 +258,6 @@ def prune(tree: BoostedTree, parent: np.ndarray, gamma: float, leaf_of_row: np.n
                       np.where(leaf, 0.0, tree.threshold[kept]).astype(np.float32), tree.missing_left[kept],
                       np.where(leaf, -1, new_id[np.maximum(left[kept], 0)]).astype(np.int32),
                       np.where(leaf, -1, new_id[np.maximum(right[kept], 0)]).astype(np.int32),
-                      tree.value[kept], np.where(leaf, 0.0, tree.gain[kept]), tree.cover[kept])
+                      tree.value[kept], np.where(leaf, 0.0, tree.gain[kept]), tree.cover[kept],
+                      {int(new_id[k]): v for k, v in tree.categories.items() if kept[k] and left[k] != -1})
     return out, new_id[resolve[leaf_of_row]]

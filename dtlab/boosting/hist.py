@@ -9,6 +9,7 @@ import numpy as np
 from ._exact_cpu import PARALLEL_MIN_WORK
 from ._hist_cpu import PARALLEL_MIN_ROWS, _choose_splits, _fill_bins, _level, _level_slice, _split_rows
 from ._workers import run_slices
+from .sampling import gate_gains
 
 
 def bin_edges(values: np.ndarray, max_bins: int) -> np.ndarray:
@@ -118,6 +119,7 @@ class HistSearch:
             _level(*args, self.n_workers)  # search's region, take the next at once instead of holding a core
         else:
             _level_slice(0, d, 0, *args)
+        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
         return self._choose(f_gain, f_bin, f_left, n_nodes)
 
     def _choose(self, f_gain, f_bin, f_left, n_nodes):

@@ -70,9 +70,9 @@ class SquaredError:
         _squared_error(margin, y, g, h)
 
     @staticmethod
-    def loss(margin: np.ndarray, y: np.ndarray) -> float:
-        """Root mean squared error (XGBoost's default metric for it)."""
-        return float(np.sqrt(np.mean((margin.astype(np.float64) - y) ** 2)))
+    def loss(margin: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
+        """Root mean squared error (XGBoost's default metric for it), weighted by ``w`` if given."""
+        return float(np.sqrt(np.average((margin.astype(np.float64) - y) ** 2, weights=w)))
 
 
 class Logistic:
@@ -92,10 +92,10 @@ class Logistic:
         _logistic(margin, y, g, h)
 
     @staticmethod
-    def loss(margin: np.ndarray, y: np.ndarray) -> float:
-        """Mean log loss."""
+    def loss(margin: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
+        """Mean log loss (weighted by ``w`` if given)."""
         m = margin.astype(np.float64)
-        return float(np.mean(np.logaddexp(0.0, m) - y * m))
+        return float(np.average(np.logaddexp(0.0, m) - y * m, weights=w))
 
 
 class Softmax:
@@ -112,12 +112,12 @@ class Softmax:
         _softmax(margin, y, g, h)
 
     @staticmethod
-    def loss(margin: np.ndarray, y: np.ndarray) -> float:
-        """Mean multiclass log loss."""
+    def loss(margin: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
+        """Mean multiclass log loss (weighted by ``w`` if given)."""
         m = margin.astype(np.float64)
         top = m.max(axis=1, keepdims=True)
         log_z = top[:, 0] + np.log(np.exp(m - top).sum(axis=1))
-        return float(np.mean(log_z - m[np.arange(m.shape[0]), y.astype(np.int64)]))
+        return float(np.average(log_z - m[np.arange(m.shape[0]), y.astype(np.int64)], weights=w))
 
 
 LOSSES = {"squared_error": SquaredError, "logistic": Logistic, "softmax": Softmax}

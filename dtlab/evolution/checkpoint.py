@@ -5,8 +5,10 @@ A checkpoint is a folder holding
 * ``state.json``: format tag, generation, stagnation counter, the generator's
   bit-generator state (so the resumed run draws the same numbers), history,
   the parameters that shape the run and a fingerprint of the training data;
-* ``population.npz``: the population and the best individual packed into
-  concatenated arrays (tests, children, statistics, fitness).
+* ``population.npz``: the population's flat arrays
+  (:class:`~dtlab.evolution.population.Population`: tests, children,
+  statistics, fitness, individual ids), the best individual's slot, and the
+  run's size-accuracy front (``front_*``, :mod:`dtlab.evolution.front`).
 
 Both files are written to temporary names and renamed into place, arrays
 first, so an interrupted save leaves the previous checkpoint readable.
@@ -23,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from .algorithm import RunState
-from .individual import Individual
+from .front import Front
+from .population import Population
 
-FORMAT = "dtlab.GDTCheckpoint/1"
+FORMAT = "dtlab.GDTCheckpoint/2"
 STATE_FILE = "state.json"
 ARRAYS_FILE = "population.npz"
 
@@ -37,31 +40,6 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     digest.update(np.ascontiguousarray(X).data)
     digest.update(np.ascontiguousarray(y).data)
     return digest.hexdigest()
-
-
-def _pack_individuals(individuals: list[Individual]) -> dict[str, np.ndarray]:
-    sizes = np.array([ind.n_nodes for ind in individuals], np.int64)
-    offset = np.concatenate([[0], np.cumsum(sizes)])
-    cat = {name: np.concatenate([getattr(ind, name) for ind in individuals])
-           for name in ("feature", "threshold", "left", "right", "counts", "cand_hash", "cand_row")}
-    return {"node_offset": offset, **cat,
-            "fitness": np.array([ind.fitness for ind in individuals], np.float64),
-            "accuracy": np.array([ind.accuracy for ind in individuals], np.float64),
-            "evaluated": np.array([ind.evaluated for ind in individuals], bool)}
-
-
-def _unpack_individuals(arrays: dict[str, np.ndarray]) -> list[Individual]:
-    off = arrays["node_offset"]
-    out = []
-    for t in range(off.shape[0] - 1):
-        a, b = int(off[t]), int(off[t + 1])
-        ind = Individual(*(arrays[name][a:b].copy() for name in ("feature", "threshold", "left", "right", "counts",
-                                                                     "cand_hash", "cand_row")),
-                         fitness=float(arrays["fitness"][t]), accuracy=float(arrays["accuracy"][t]),
-                         evaluated=bool(arrays["evaluated"][t]))
-        ind.check()
-        out.append(ind)
-    return out
 
 
 def _jsonable(value: Any) -> Any:
@@ -80,16 +58,11 @@ def save(path: str | Path, state: RunState, params: dict[str, Any], fingerprint:
     """Write ``state`` as a checkpoint folder at ``path`` (created if needed)."""
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
-    # the same object can fill several slots (selected twice, or the elite): store it once
-    # and keep the aliasing, since the loop compares individuals by identity
-    unique: list[Individual] = []
-    slot_of: dict[int, int] = {}
-    for ind in state.population + [state.best]:
-        if id(ind) not in slot_of:
-            slot_of[id(ind)] = len(unique)
-            unique.append(ind)
-    arrays = _pack_individuals(unique)
-    arrays["members"] = np.array([slot_of[id(ind)] for ind in state.population + [state.best]], np.int64)
+    arrays = {name: getattr(state.population, name) for name in Population.ARRAYS}
+    front = state.front.as_population()
+    if front is not None:
+        arrays.update({f"front_{name}": getattr(front, name) for name in Population.ARRAYS})
+    arrays["best"] = np.array(state.best)
     arrays["generation"] = np.array(state.generation)
     tmp_arrays = folder / (ARRAYS_FILE + ".tmp.npz")
     np.savez(tmp_arrays, **arrays)
@@ -97,7 +70,7 @@ def save(path: str | Path, state: RunState, params: dict[str, Any], fingerprint:
     document = {"format": FORMAT, "generation": state.generation, "stagnation": state.stagnation,
                 "stop_reason": state.stop_reason, "rng": _jsonable(state.rng.bit_generator.state),
                 "history": _jsonable(state.history), "params": _jsonable(params), "data": fingerprint,
-                "population_size": len(state.population)}
+                "population_size": state.population.n_trees, "next_ident": state.next_ident}
     tmp_state = folder / (STATE_FILE + ".tmp")
     tmp_state.write_text(json.dumps(document))
     os.replace(tmp_state, folder / STATE_FILE)
@@ -130,11 +103,49 @@ def load(path: str | Path) -> tuple[RunState, dict[str, Any], str]:
     if int(arrays["generation"]) != document["generation"]:
         raise ValueError(f"{folder}: {ARRAYS_FILE} is from generation {int(arrays['generation'])} but "
                          f"{STATE_FILE} from {document['generation']}; the checkpoint is inconsistent")
-    unique = _unpack_individuals(arrays)
-    individuals = [unique[i] for i in arrays["members"]]
+    population = Population(*(arrays[name] for name in Population.ARRAYS))
+    front = (Population(*(arrays[f"front_{name}"] for name in Population.ARRAYS)) if "front_ident" in arrays
+             else None)
+    best = int(arrays["best"])
+    try:
+        population.validate()
+        if front is not None:
+            front.validate()
+    except ValueError as exc:
+        raise ValueError(f"{folder}: {ARRAYS_FILE} does not hold a valid population ({exc})") from exc
+    if not 0 <= best < population.n_trees or int(document["next_ident"]) <= int(population.ident.max()):
+        raise ValueError(f"{folder}: the best individual's slot or the next individual id is inconsistent")
     bit_generator = getattr(np.random, document["rng"]["bit_generator"])()
     bit_generator.state = document["rng"]
-    state = RunState(generation=document["generation"], population=individuals[:-1], best=individuals[-1],
+    state = RunState(generation=document["generation"], population=population, best=best,
                      stagnation=document["stagnation"], rng=np.random.Generator(bit_generator),
-                     history=document["history"], stop_reason=document["stop_reason"])
+                     history=document["history"], stop_reason=document["stop_reason"],
+                     next_ident=int(document["next_ident"]), front=Front.from_population(front))
     return state, document["params"], document["data"]
+
+
+def resume(path: str | Path, X: np.ndarray, y: np.ndarray, n_classes: int, params: dict[str, Any],
+           resumable: tuple[str, ...]) -> RunState:
+    """The run saved at ``path``, checked to be a run on these data with these search parameters.
+
+    Raises
+    ------
+    ValueError
+        Other training data, other classes, or a changed parameter outside ``resumable`` (named).
+    """
+    state, saved_params, fingerprint = load(path)
+    if fingerprint != data_fingerprint(X, y):
+        raise ValueError(f"the checkpoint in {path} was made on other training data; "
+                         "use another checkpoint folder or delete it to start afresh")
+    changed = sorted(k for k in set(params) | set(saved_params) if params.get(k) != saved_params.get(k)
+                     and k not in resumable)
+    if changed:
+        differences = ", ".join(f"{k}: {saved_params.get(k)!r} -> {params.get(k)!r}" for k in changed)
+        raise ValueError(f"the checkpoint in {path} was made with other parameters ({differences}); "
+                         f"only {', '.join(resumable)} may change when resuming")
+    if state.population.counts.shape[1] != n_classes:
+        raise ValueError(f"the checkpoint in {path} has {state.population.counts.shape[1]} classes, the data "
+                         f"{n_classes}")
+    if state.stop_reason in ("max_generations", "stagnation", "callback", "interrupted"):
+        state.stop_reason = None  # limits may have been raised; run() re-checks them
+    return state

@@ -20,35 +20,24 @@ from typing import Any, Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, encode_labels, fit_target
+from .._validation import check_int, check_sklearn_input_shape, check_X, encode_labels, fit_target
 from ..backend import thread_scope
-from ..callbacks import ProgressBar, run_callbacks
 from . import checkpoint as ckpt
-from .algorithm import EvolutionParams, RunState, initial_state, run
+from .algorithm import EvolutionParams, RunState, initial_state
 from .defaults import default
 from .evaluators import check_executor, make_evaluator, resolve_evaluator
-from .individual import Individual, center_thresholds, remove_empty_branches, to_flat_tree
-from .operators import OperatorContext
+from .front import check_size_alpha
+from .individual import Individual
 
 #: Parameters a resumed run may change (they do not alter the search itself).
 RESUMABLE_CHANGES = ("max_generations", "max_stagnation", "backend", "evaluator", "n_devices", "executor",
-                     "n_jobs", "verbose", "checkpoint", "checkpoint_every", "callback")
+                     "n_jobs", "verbose", "checkpoint", "checkpoint_every", "callback", "size_alpha", "size_cv")
 
 #: What a fit sets; removed again when a fit fails, so nothing half-fitted is left behind.
 FITTED_ATTRIBUTES = ("tree_", "classes_", "n_features_in_", "history_", "n_generations_", "stop_reason_",
-                     "best_fitness_")
-
-
-def _fit_target(y: Any, n_samples: int, estimator: Any) -> np.ndarray:
-    """Class labels for ``fit`` (:func:`~dtlab._validation.fit_target`), refused when continuous."""
-    from sklearn.utils.multiclass import type_of_target
-
-    y = np.asarray(fit_target(y, n_samples, estimator))
-    if y.dtype.kind == "f" and type_of_target(y) == "continuous":
-        raise ValueError("Unknown label type: continuous. GDTClassifier is a classifier and needs discrete "
-                         "class labels (ints, strings, or floats with few distinct values); got non-integer floats")
-    return y
+                     "best_fitness_", "best_tree_", "front_", "size_path_", "size_alpha_", "cv_results_")
 
 
 class GDTClassifier(ClassifierMixin, BaseEstimator):
@@ -86,6 +75,16 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         Probability that a changed tree, after its evaluation, has the
         subtrees pruned that do not pay for their size in fitness (GDT's local
         fitness maximisation).
+    size_alpha : None, float >= 0 or "cv"
+        Which tree of the run's size-accuracy front (``front_``) becomes
+        ``tree_``: None, the evolution's best by its fitness (weight
+        ``alpha``); a float, the front's tree maximising training accuracy
+        ``- size_alpha * (nodes - 1)``, as ``ccp_alpha`` picks a pruned tree;
+        ``"cv"``, the weight whose trees score best on ``size_cv`` held-out
+        folds of the training rows (one more GDT run per fold,
+        :func:`dtlab.evolution.front.cv_size_alpha`).
+    size_cv : int >= 2
+        Folds for ``size_alpha="cv"``.
     backend : {"auto", "cpu", "cuda"}
         Where the fitness evaluation runs (``"auto"``: a GPU when a CUDA
         evaluator is registered and a GPU is present, else the CPU).
@@ -103,16 +102,12 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         shards on the workers with a Dask executor (None: one per worker).
         The fitted tree does not depend on it.
     executor : "local", "dask", scheduler address or distributed.Client
-        Who drives the devices.  ``"local"``: host threads of this process
-        (one per device).  Otherwise a Dask cluster -- ``"dask"`` for the
-        session's default client, an address such as ``"tcp://host:8786"``, or
-        a client -- whose workers keep the shards (dask-cuda's
-        ``LocalCUDACluster`` gives one worker per GPU).  Kept apart from
-        ``backend`` so that ``backend`` means, as everywhere in dtlab, *where*
-        the work runs (the CPU or a GPU, here on each worker), while
-        ``executor`` says which machines take part; ``evaluator`` names the
-        algorithm.  A client object is not copied by ``sklearn.clone`` safely:
-        pass an address where estimators are cloned.
+        Who drives the devices: ``"local"`` host threads (one per device), or
+        a Dask cluster (``"dask"``: the default client; ``"tcp://host:8786"``;
+        a client; dask-cuda's ``LocalCUDACluster`` gives one worker per GPU)
+        whose workers keep the shards; ``backend`` still says *where* each
+        worker computes.  Pass an address where estimators are cloned (a
+        client object does not clone safely).
     n_jobs : int or None
         numba threads of fit (the batched CPU evaluator with ``n_devices=None``)
         and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
@@ -151,26 +146,38 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
     stop_reason_ : str
         ``"max_generations"``, ``"stagnation"``, ``"callback"``, ``"interrupted"`` or ``"single_class"``.
     best_fitness_ : float
+        Fitness of the evolution's best tree.
+    front_ : list of FlatTree
+        The run's non-dominated trees by size and training accuracy, smallest
+        first (every tree the run evaluated was a candidate, finished like ``tree_``).
+    size_path_ : pandas.DataFrame
+        The front's trees some ``size_alpha`` chooses: ``front_index, n_nodes,
+        n_leaves, train_accuracy, alpha_low, alpha_high`` (chosen for
+        ``alpha_low <= size_alpha < alpha_high``), largest weight first.
+    best_tree_ : FlatTree
+        The evolution's best tree (``tree_`` when ``size_alpha`` is None).
+    size_alpha_ : float or None
+        The weight that chose ``tree_`` (None: the evolution's best).
+    cv_results_ : dict or None
+        With ``size_alpha="cv"``: the candidate weights and their mean held-out accuracy.
 
     Notes
     -----
-    The final tree is the best individual with two changes that leave every
+    A fitted tree is its individual with two changes that leave every
     training prediction as it is: splits that received no training object are
     removed (so ``tree_.n_nodes`` can be below ``history_.best_size``), and each
-    threshold is moved to the midpoint between the nearest training values on
-    either side, as CART places its thresholds (the evolution only pins a
-    threshold down to somewhere in that gap).
+    threshold is moved to the midpoint of its gap between training values, as
+    CART places its thresholds.
 
-    Interrupting ``fit`` (Ctrl-C, ``KeyboardInterrupt``) after the initial
-    population ends the run at the last completed generation with a warning;
-    the fitted attributes hold the best tree found so far, ``stop_reason_`` is
-    ``"interrupted"`` and, with ``checkpoint``, the run is saved so that the
-    next ``fit`` resumes it exactly.
+    Interrupting ``fit`` (Ctrl-C) after the initial population ends the run at
+    the last completed generation with a warning, keeps the best tree so far
+    (``stop_reason_ == "interrupted"``) and, with ``checkpoint``, saves the
+    run so that the next ``fit`` resumes it exactly.
 
     The result depends only on the data, the parameters and ``random_state``:
     not on ``n_devices``, the evaluator or the number of threads, because the
     evaluators' random draws are keyed on row ids (see
-    :mod:`dtlab.evolution.kernels`).
+    :mod:`dtlab.evolution.evaluators.draws`).
 
     Examples
     --------
@@ -199,6 +206,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
                  min_samples_split: int = default("min_samples_split"),
                  max_depth: int = default("max_depth"),
                  local_pruning: float = default("local_pruning"),
+                 size_alpha: float | str | None = None, size_cv: int = 3,
                  backend: str = "auto", evaluator: str = "batched", n_devices: int | None = None,
                  executor: Any = "local", n_jobs: int | None = None, random_state: Any = None,
                  verbose: bool = False, checkpoint: str | Path | None = None,
@@ -222,6 +230,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
         self.local_pruning = local_pruning
+        self.size_alpha = size_alpha
+        self.size_cv = size_cv
         self.backend = backend
         self.evaluator = evaluator
         self.n_devices = n_devices
@@ -233,32 +243,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.checkpoint_every = checkpoint_every
         self.callback = callback
 
-    # ------------------------------------------------------------ validation
     def _validated_params(self) -> EvolutionParams:
-        population_size = check_int(self.population_size, "population_size", low=2)
-        n_elite = check_int(self.n_elite, "n_elite", low=1, high=population_size - 1)
-        weights = np.array([check_real(getattr(self, f"{v}_probability"), f"{v}_probability", low=0.0)
-                            for v in ("prune", "exchange", "new_test", "shift")])
-        if weights.sum() <= 0:
-            raise ValueError("prune/exchange/new_test/shift probabilities are all 0; at least one must be > 0")
-        return EvolutionParams(
-            population_size=population_size,
-            max_generations=check_int(self.max_generations, "max_generations", low=0),
-            max_stagnation=check_int(self.max_stagnation, "max_stagnation", low=1),
-            alpha=check_real(self.alpha, "alpha", low=0.0),
-            crossover_probability=check_real(self.crossover_probability, "crossover_probability", low=0.0, high=1.0),
-            mutation_probability=check_real(self.mutation_probability, "mutation_probability", low=0.0, high=1.0),
-            n_elite=n_elite,
-            ranking_pressure=check_real(self.ranking_pressure, "ranking_pressure", low=1.0, high=2.0),
-            variant_p=weights / weights.sum(),
-            init_sample_fraction=check_real(self.init_sample_fraction, "init_sample_fraction", low=0.0,
-                                            high=1.0, low_inclusive=False),
-            init_max_samples=check_int(self.init_max_samples, "init_max_samples", low=1),
-            init_max_depth=check_int(self.init_max_depth, "init_max_depth", low=1),
-            min_samples_split=check_int(self.min_samples_split, "min_samples_split", low=2),
-            max_depth=check_int(self.max_depth, "max_depth", low=1),
-            local_pruning=check_real(self.local_pruning, "local_pruning", low=0.0, high=1.0),
-        )
+        return EvolutionParams.from_estimator(self)
 
     def _search_params(self) -> dict[str, Any]:
         """Parameters that shape the search (must match to resume a checkpoint)."""
@@ -268,7 +254,6 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         out["random_state"] = rs if rs is None or isinstance(rs, numbers.Integral) else repr(rs)
         return out
 
-    # -------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> "GDTClassifier":
         """Evolve a tree on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
 
@@ -298,6 +283,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X: Any, y: Any) -> "GDTClassifier":
         params = self._validated_params()
+        size_alpha = check_size_alpha(self.size_alpha)
+        size_cv = check_int(self.size_cv, "size_cv", low=2)
         n_devices = check_int(self.n_devices, "n_devices", low=1, allow_none=True)
         checkpoint_every = check_int(self.checkpoint_every, "checkpoint_every", low=1)
         if self.callback is not None and not callable(self.callback):
@@ -306,7 +293,8 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         check_executor(self.executor)
         check_sklearn_input_shape(X)
         X = check_X(X, dtype=np.float32)
-        y = _fit_target(y, X.shape[0], self)
+        y = np.asarray(fit_target(y, X.shape[0], self))
+        check_classification_targets(y)  # "Unknown label type: continuous" for non-integer floats
         if X.shape[0] < params.min_samples_split:
             raise ValueError(f"X has n_samples={X.shape[0]}, fewer than min_samples_split={params.min_samples_split};"
                              " GDT needs at least that many training objects to grow a test")
@@ -319,7 +307,7 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             leaf = Individual.leaf(1)
             leaf.counts[0, 0] = X.shape[0]
             leaf.accuracy, leaf.fitness, leaf.evaluated = 1.0, 1.0, True
-            self._finish(leaf, [], "single_class")
+            self._finish(leaf, [leaf], [], "single_class")
             return self
         evaluator = make_evaluator(evaluator_key, X, y_enc, n_classes, n_devices, self.executor)
         try:
@@ -327,76 +315,38 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
             self._evolve(state, X, y_enc, evaluator, params, checkpoint_every)
         finally:
             evaluator.close()
+        if size_alpha == "cv":
+            from .front import cv_size_alpha
+
+            size_alpha, self.cv_results_ = cv_size_alpha(self, X, y, size_cv, self.random_state)
+        self._choose(size_alpha)
         return self
 
     def _start(self, X, y_enc, n_classes, evaluator, params) -> RunState:
         if self.checkpoint is not None and ckpt.exists(self.checkpoint):
-            state, saved_params, fingerprint = ckpt.load(self.checkpoint)
-            if fingerprint != ckpt.data_fingerprint(X, y_enc):
-                raise ValueError(f"the checkpoint in {self.checkpoint} was made on other training data; "
-                                 "use another checkpoint folder or delete it to start afresh")
-            current = ckpt._jsonable(self._search_params())
-            changed = sorted(k for k in set(current) | set(saved_params) if current.get(k) != saved_params.get(k))
-            if changed:
-                differences = ", ".join(f"{k}: {saved_params.get(k)!r} -> {current.get(k)!r}" for k in changed)
-                raise ValueError(f"the checkpoint in {self.checkpoint} was made with other parameters "
-                                 f"({differences}); "
-                                 f"only {', '.join(RESUMABLE_CHANGES)} may change when resuming")
-            if state.stop_reason in ("max_generations", "stagnation", "callback", "interrupted"):
-                state.stop_reason = None  # limits may have been raised; run() re-checks them
-            return state
+            return ckpt.resume(self.checkpoint, X, y_enc, n_classes, ckpt._jsonable(self._search_params()),
+                               RESUMABLE_CHANGES)
         rng = np.random.default_rng(self.random_state)
         return initial_state(X, y_enc, n_classes, evaluator, params, rng)
 
     def _evolve(self, state: RunState, X, y_enc, evaluator, params: EvolutionParams, checkpoint_every: int) -> None:
-        span = (X.max(axis=0).astype(np.float64) - X.min(axis=0).astype(np.float64))
-        ctx = OperatorContext(rng=state.rng, fetch_rows=evaluator.rows, feature_span=span, n_samples=X.shape[0],
-                              variant_p=params.variant_p, max_depth=params.max_depth,
-                              ranking_pressure=params.ranking_pressure)
-        fingerprint = ckpt.data_fingerprint(X, y_enc) if self.checkpoint is not None else ""
-        search_params = self._search_params()
+        from .session import evolve
 
-        def save():
-            if self.checkpoint is not None:
-                ckpt.save(self.checkpoint, state, search_params, fingerprint)
+        evolve(state, X, evaluator, params, verbose=self.verbose, callback=self.callback, checkpoint=self.checkpoint,
+               checkpoint_every=checkpoint_every, search_params=self._search_params(),
+               fingerprint=ckpt.data_fingerprint(X, y_enc) if self.checkpoint is not None else "")
+        self._finish(state.best_individual(), state.front.non_dominated(), state.history, state.stop_reason,
+                     state.generation, X)
 
-        bar = None
-        if self.verbose:
-            bar = ProgressBar(params.max_generations, "GDT", initial=state.generation, unit="gen",
-                              postfix=lambda rec: {"fitness": f"{rec['best_fitness']:.5f}", "size": rec["best_size"]})
-        callbacks = [c for c in (bar, self.callback) if c is not None]  # dtlab.callbacks' protocol, as GBDT's
-
-        def after_generation(st: RunState, rec: dict) -> bool:
-            if st.generation % checkpoint_every == 0:
-                save()
-            return run_callbacks(callbacks, st.generation, rec)
-
-        try:
-            run(state, evaluator, params, ctx, after_generation)
-        except KeyboardInterrupt:
-            state.stop_reason = "interrupted"
-            warnings.warn(f"GDT interrupted after {state.generation} generations; keeping the best tree so far "
-                          f"(fitness {state.best.fitness:.6f}, {state.best.n_nodes} nodes)"
-                          + (f"; the run is saved in {self.checkpoint} and resumes from there" if self.checkpoint
-                             else ""), UserWarning, stacklevel=3)
-        finally:
-            if bar is not None:
-                bar.close()
-        save()
-        self._finish(state.best, state.history, state.stop_reason, state.generation, X)
-
-    def _finish(self, best: Individual, history: list[dict], stop_reason: str, generations: int = 0,
-                X: np.ndarray | None = None) -> None:
+    def _finish(self, best: Individual, front: list[Individual], history: list[dict], stop_reason: str,
+                generations: int = 0, X: np.ndarray | None = None) -> None:
         import pandas as pd
 
-        final = remove_empty_branches(best)
-        if X is not None:
-            final = center_thresholds(final, X)
-        self.tree_ = to_flat_tree(final, self.n_features_in_, self.classes_,
-                                  metadata={"source": "dtlab.evolution.GDTClassifier",
-                                            "fitness": float(best.fitness),
-                                            "training_accuracy": float(best.accuracy),
-                                            "generations": int(generations)})
+        from .front import finish
+
+        self.tree_, self.front_, self.size_path_ = finish(best, front, X, self.n_features_in_, self.classes_,
+                                                          generations)
+        self.best_tree_, self.size_alpha_, self.cv_results_ = self.tree_, None, None
         self.best_fitness_ = float(best.fitness)
         self.history_ = pd.DataFrame(history, columns=["generation", "best_fitness", "best_size", "best_leaves",
                                                        "best_accuracy", "mean_fitness", "mean_size",
@@ -404,7 +354,13 @@ class GDTClassifier(ClassifierMixin, BaseEstimator):
         self.n_generations_ = int(generations)
         self.stop_reason_ = stop_reason
 
-    # ---------------------------------------------------------------- predict
+    def _choose(self, size_alpha: float | None) -> None:
+        """``tree_``: the evolution's best (None), or the front's tree for complexity weight ``size_alpha``."""
+        from .front import choose_tree
+
+        self.size_alpha_ = size_alpha
+        self.tree_ = self.best_tree_ if size_alpha is None else choose_tree(self.front_, size_alpha)
+
     def _check_predict_input(self, X: Any) -> np.ndarray:
         if not hasattr(self, "tree_"):
             from sklearn.exceptions import NotFittedError

@@ -23,15 +23,16 @@ generations.
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from .individual import Individual, assemble
-from .kernels import EMPTY_HASH
-from .selection import ranked_pick
+from .evaluators.draws import EMPTY_HASH
+from .individual import Individual, apply_stats, assemble, pack, prune_unprofitable
+from .selection import linear_ranking, ranked_pick
 
 MUTATION_VARIANTS = ("prune", "exchange", "new_test", "shift")
 
@@ -53,6 +54,12 @@ class OperatorContext:
         Probabilities of prune, exchange, new test and shift for internal nodes.
     max_depth : int
     ranking_pressure : float
+    X : ndarray of shape (n_samples, n_features), float32 or float64, optional
+        The training rows on the host, what the compiled loop reads dipoles from
+        (:mod:`dtlab.evolution.breeding`); ``fetch_rows`` reads the same rows.
+    phases : dict, optional
+        When given, the compiled loop adds the seconds of its host phases to it
+        (``"operators"``, ``"packing"``, ``"statistics"``; see :data:`dtlab.evolution.breeding.HOST_PHASES`).
     """
 
     rng: np.random.Generator
@@ -62,6 +69,17 @@ class OperatorContext:
     variant_p: np.ndarray
     max_depth: int
     ranking_pressure: float
+    X: np.ndarray | None = None
+    phases: dict | None = None
+    _variant_cdf: np.ndarray | None = field(default=None, repr=False)
+
+    def variant_cdf(self, params) -> np.ndarray:
+        """The compiled loop's cdf of mutation variants (:func:`~dtlab.evolution.breeding.variant_cdf`), once."""
+        if self._variant_cdf is None:
+            from .breeding import variant_cdf
+
+            self._variant_cdf = variant_cdf(params)
+        return self._variant_cdf
 
 
 # ------------------------------------------------------------------ dipoles
@@ -98,8 +116,8 @@ def node_dipole(ind: Individual, node: int, ctx: OperatorContext) -> tuple[int, 
 
 
 # ----------------------------------------------------------- initialisation
-def grow_tree(X: np.ndarray, y: np.ndarray, n_classes: int, depth_limit: int, min_samples_split: int,
-              rng: np.random.Generator) -> Individual:
+def grow_dipole_tree(X: np.ndarray, y: np.ndarray, n_classes: int, depth_limit: int, min_samples_split: int,
+                     rng: np.random.Generator) -> Individual:
     """Grow a tree top-down with mixed-dipole tests (GDT's initialisation).
 
     A node becomes a leaf when it is pure, holds fewer than
@@ -164,7 +182,7 @@ def initial_population(X: np.ndarray, y: np.ndarray, n_classes: int, size: int, 
     for _ in range(size):
         rows = np.sort(rng.choice(n, size=m, replace=False))
         depth_limit = int(rng.integers(1, max_depth + 1))
-        population.append(grow_tree(X[rows], y[rows], n_classes, depth_limit, min_samples_split, rng))
+        population.append(grow_dipole_tree(X[rows], y[rows], n_classes, depth_limit, min_samples_split, rng))
     return population
 
 
@@ -219,7 +237,9 @@ def shift_threshold(ind: Individual, node: int, ctx: OperatorContext) -> Individ
     f = int(ind.feature[node])
     span = ctx.feature_span[f] if ctx.feature_span[f] > 0 else 1.0
     m = max(int(ind.counts[node].sum()), 10)
-    u = ctx.rng.uniform(0.5, np.log10(m) + 1.0)
+    # libm's log10, as the compiled loop's: NumPy's own log10 differs from it in the last bit for some m
+    # (and between its scalar and SIMD paths), which would change the run
+    u = ctx.rng.uniform(0.5, math.log10(m) + 1.0)
     step = span * 10.0 ** (-u) * (1.0 if ctx.rng.random() < 0.5 else -1.0)
     return _with_test(ind, node, f, float(ind.threshold[node] + step))
 
@@ -299,3 +319,79 @@ def crossover(a: Individual, b: Individual, ctx: OperatorContext) -> tuple[Indiv
     new_a = assemble([a, b], (0, 0), redirect={(0, na): (1, nb)})[0]
     new_b = assemble([b, a], (0, 0), redirect={(0, nb): (1, na)})[0]
     return new_a, new_b, variant
+
+
+# ------------------------------------------------------------ a whole generation
+def reference_evaluate(individuals: list[Individual], evaluator, alpha: float, rng: np.random.Generator,
+                       local_pruning: float = 0.0, front=None) -> int:
+    """Evaluate the not-yet-evaluated individuals in one batch; returns how many were evaluated.
+
+    Then each evaluated individual is, with probability ``local_pruning``,
+    replaced in the list by its most profitable pruning
+    (:func:`~dtlab.evolution.individual.prune_unprofitable`).  The plain
+    reference of :func:`dtlab.evolution.breeding.evaluate`; ``front`` (a
+    :class:`~dtlab.evolution.front.Front`) is offered the evaluated trees, then the pruned ones.
+    """
+    from .population import Population
+
+    todo = [i for i, ind in enumerate(individuals) if not ind.evaluated]
+    if todo:
+        seed = int(rng.integers(0, 2**63, dtype=np.int64))
+        trees = [individuals[i] for i in todo]
+        batch = pack(trees)
+        stats = evaluator.evaluate(batch, seed)
+        apply_stats(trees, batch, stats, evaluator.n_samples, alpha)
+        if front is not None:
+            front.offer(Population.from_individuals(trees), np.arange(len(trees)))
+        if local_pruning > 0:
+            chosen = rng.random(len(todo)) < local_pruning
+            pruned = []
+            for i, prune_it in zip(todo, chosen):
+                if prune_it:
+                    new = prune_unprofitable(individuals[i], evaluator.n_samples, alpha)
+                    if new is not individuals[i]:
+                        pruned.append(new)
+                    individuals[i] = new
+            if front is not None and pruned:
+                front.offer(Population.from_individuals(pruned), np.arange(len(pruned)))
+    return len(todo)
+
+
+def reference_generation(state, evaluator, params, ctx: OperatorContext) -> int:
+    """One generation in plain Python over objects: what :func:`dtlab.evolution.algorithm.next_generation` compiles.
+
+    Advances ``state`` (a :class:`~dtlab.evolution.algorithm.RunState`) in
+    place with the same draws, so both give the same population; returns the
+    number of individuals evaluated.
+    """
+    from .population import Population
+
+    rng = state.rng
+    population = state.population.individuals()
+    best = population[state.best]
+    fitness = np.array([ind.fitness for ind in population])
+    n_offspring = params.population_size - params.n_elite
+    offspring = [population[i] for i in linear_ranking(fitness, n_offspring, params.ranking_pressure, rng)]
+    for k in range(0, n_offspring - 1, 2):
+        if rng.random() < params.crossover_probability:
+            offspring[k], offspring[k + 1], _ = crossover(offspring[k], offspring[k + 1], ctx)
+    for k in range(n_offspring):
+        if rng.random() < params.mutation_probability:
+            new, _ = mutate(offspring[k], ctx)
+            if new is not None:
+                offspring[k] = new
+    refreshed = best.copy()
+    refreshed.evaluated = False
+    elite = [refreshed]
+    if params.n_elite > 1:
+        order = np.argsort(-fitness, kind="stable")
+        elite += [population[i] for i in order if population[i] is not best][:params.n_elite - 1]
+    new_population = elite + offspring
+    n_eval = reference_evaluate(new_population, evaluator, params.alpha, rng, params.local_pruning, state.front)
+    champion = int(np.argmax([ind.fitness for ind in new_population]))
+    new_best, stagnation = ((champion, 0) if new_population[champion].fitness > best.fitness
+                            else (0, state.stagnation + 1))
+    packed = Population.from_individuals(new_population)
+    state.population, state.best, state.stagnation, state.next_ident, state.generation = (
+        packed, new_best, stagnation, int(packed.ident.max()) + 1, state.generation + 1)
+    return n_eval

@@ -1,27 +1,24 @@
-"""Figures of the GDT experiments and their captions, from data (slug ``evolution``).
+"""Figures of GDT (slug ``evolution``), from data: convergence, evaluators, devices, the host loop, Table 4.
 
 One function per figure kind, each with a title, axis labels with units and a
-legend; functions take an optional ``ax`` and return the figure.  They take
-the DataFrames of :mod:`dtlab.evolution.experiments` (or results read back
-from ``results.json``) and never import an experiment; constants such as the
-ideal tree size are passed in.  Trees are drawn with
-:func:`dtlab.plotting.draw_tree`.  The ``*_captions`` functions turn a
-producer's recorded results into the README caption of each figure.
+legend; each takes an optional ``ax`` where it draws one panel and returns
+the figure.  They take the DataFrames of :mod:`dtlab.evolution.experiments`
+(or results read back from ``results.json``) and never import an experiment.
+Measured values are drawn with filled markers and solid lines, modelled ones
+with open markers and dashed lines ("modelled" in the legend), bounds as
+plain lines.  Captions are :mod:`dtlab.evolution.experiments.captions`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..plotting import new_axes, new_figure
-from ..plotting.text import MODE_WORDS, by_mode, comparison_phrase, count, threads
+from ..plotting.text import MODE_WORDS, threads
 
-__all__ = ["PHASE_LABELS", "baseline_captions", "cart_captions", "convergence_captions", "pareto_front",
-           "plot_accuracy_size", "plot_baselines", "plot_cart_comparison", "plot_convergence", "plot_device_scaling",
-           "plot_evaluator_speedups", "plot_generation_breakdown", "plot_throughput", "quality_captions",
-           "throughput_captions"]
+__all__ = ["PHASE_LABELS", "plot_accuracy_size", "plot_baselines", "plot_convergence", "plot_device_counts",
+           "plot_device_scaling", "plot_evaluator_speedups", "plot_generation_breakdown", "plot_host_loop",
+           "plot_throughput"]
 
 _METRIC_LABELS = {
     "best_fitness": "best fitness (accuracy - alpha * (size - 1), unitless)",
@@ -29,6 +26,14 @@ _METRIC_LABELS = {
     "best_accuracy": "best training accuracy (fraction)",
     "mean_fitness": "mean fitness of the population (unitless)",
 }
+
+#: Phases of a generation in stacking order (the host's, then the devices'), and their legend words.
+PHASE_LABELS = {"operators": "host: selection, crossover, mutation", "packing": "host: packing the batch",
+                "statistics": "host: statistics, fitness, pruning", "loop": "host: history, stopping rules",
+                "prepare": "host: batch preparation (masks)", "merge": "host: merging partial statistics",
+                "dispatch": "handing work to devices and back", "transfer": "transfers / cluster round trip",
+                "kernel": "kernels (slowest device)"}
+_HOST = ("operators", "packing", "statistics", "loop", "prepare", "merge")
 
 
 def _filled(history, metric: str, last_generation: int):
@@ -41,18 +46,9 @@ def plot_convergence(history, metric: str = "best_fitness", ax=None, title: str 
                      ideal_nodes: int | None = None):
     """Best fitness (or size, ...) per generation on a log x axis, one line per (rows, noise attributes).
 
-    Lines are means over the seeds in ``history`` (the paper's Fig. 11 and 12
-    average 5-10 runs); a run that stopped early keeps its final value.
-
-    Parameters
-    ----------
-    history : DataFrame
-        ``history`` of :func:`dtlab.evolution.experiments.chess_runs` (columns
-        ``generation, n_samples, noise_attrs, seed`` and ``metric``).
-    metric : str
-        A history column, e.g. ``"best_fitness"`` or ``"best_size"``.
-    ideal_nodes : int, optional
-        Size of the ideal tree, drawn as a reference line on a ``best_size`` plot.
+    Lines are means over the seeds in ``history`` (``chess_runs``' history: ``generation, n_samples,
+    noise_attrs, seed`` and ``metric``); a run that stopped early keeps its final value.  ``ideal_nodes``
+    draws the ideal tree's size as a reference line on a ``best_size`` plot.
     """
     if metric not in history.columns:
         raise ValueError(f"history has no column {metric!r}; columns are {list(history.columns)}")
@@ -65,8 +61,7 @@ def plot_convergence(history, metric: str = "best_fitness", ax=None, title: str 
         part = history[(history.n_samples == n) & (history.noise_attrs == noise)]
         runs = [_filled(run, metric, last) for _, run in part.groupby("seed")]
         mean = np.mean(np.vstack([r.to_numpy() for r in runs]), axis=0)
-        generations = np.arange(last + 1) + 1  # +1: generation 0 on a log axis
-        ax.plot(generations, mean, ls=styles[sizes.index(n) % len(styles)], color=f"C{i % 10}",
+        ax.plot(np.arange(last + 1) + 1, mean, ls=styles[sizes.index(n) % len(styles)], color=f"C{i % 10}",
                 label=f"{n:,} objects, {2 + noise} attributes ({noise} noise), {len(runs)} run(s)")
     if metric == "best_size" and ideal_nodes is not None:
         ax.axhline(ideal_nodes, color="0.3", lw=0.8, ls=":", label=f"ideal tree ({ideal_nodes} nodes)")
@@ -80,60 +75,10 @@ def plot_convergence(history, metric: str = "best_fitness", ax=None, title: str 
     return fig
 
 
-def plot_cart_comparison(table, ax=None, title: str | None = None):
-    """Tree size (log scale) and test accuracy of GDT and CART per dataset, side by side.
-
-    Parameters
-    ----------
-    table : DataFrame from :func:`dtlab.evolution.experiments.cart_comparison`
-    ax : a pair of axes, optional
-    """
-    if ax is None:
-        fig, (ax_size, ax_acc) = new_figure(1, 2, figsize=(9.5, 4.0))
-    else:
-        ax_size, ax_acc = ax
-        fig = ax_size.figure
-    summary = table.groupby(["dataset", "method"], sort=False)[["n_nodes", "test_accuracy", "fit_seconds"]].mean()
-    datasets = list(dict.fromkeys(table.dataset))
-    methods = list(dict.fromkeys(table.method))
-    width = 0.8 / len(methods)
-    x = np.arange(len(datasets))
-    for j, method in enumerate(methods):
-        label = method
-        if "threads" in table:
-            label += f" ({threads(table.threads[table.method == method].iloc[0])})"
-        nodes = [summary.loc[(d, method), "n_nodes"] for d in datasets]
-        acc = [100 * summary.loc[(d, method), "test_accuracy"] for d in datasets]
-        secs = [summary.loc[(d, method), "fit_seconds"] for d in datasets]
-        bars = ax_size.bar(x + j * width, nodes, width, label=label, color=f"C{j}")
-        for rect, n in zip(bars, nodes):
-            ax_size.annotate(f"{n:.0f}", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
-                             ha="center", va="bottom", fontsize=7)
-        bars = ax_acc.bar(x + j * width, acc, width, label=label, color=f"C{j}")
-        for rect, a, s in zip(bars, acc, secs):
-            # inside the bar's top: the axis stops at 100 %, an accuracy cannot go above it
-            ax_acc.annotate(f"{a:.1f}%\n{s:.2g} s", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
-                            xytext=(0, -3), textcoords="offset points", ha="center", va="top", fontsize=7,
-                            rotation=90)
-    for axis in (ax_size, ax_acc):
-        axis.set_xticks(x + width * (len(methods) - 1) / 2, datasets)
-    ax_size.legend(fontsize=8)  # one legend: both panels share the methods and colours
-    ax_size.set_yscale("log")
-    ax_size.set(ylabel="tree size (nodes, log scale)", xlabel="dataset", title="tree size")
-    low = min(100 * table.test_accuracy.min() - 5, 90)
-    ax_acc.set_ylim(max(low, 0), 100)
-    ax_acc.set(ylabel="test accuracy (%)", xlabel="dataset", title="test accuracy (labels: accuracy, fit time)")
-    fig.suptitle(title or "GDT (evolutionary) vs scikit-learn CART (greedy, unpruned)")
-    return fig
-
-
 def plot_throughput(table, ax=None, title: str | None = None):
     """Tree-rows per second of each evaluation method (log scale), per core and whole machine, threads labelled.
 
-    Parameters
-    ----------
-    table : DataFrame from :func:`dtlab.evolution.throughput.evaluator_throughput`
-        Columns ``method, mode, threads, tree_rows_per_s, n_trees, n_samples``.
+    ``table``: ``evaluator_throughput``'s (``method, mode, threads, tree_rows_per_s, n_trees, n_samples``).
     """
     fig, ax = new_axes(ax, figsize=(7.2, 3.8))
     methods = list(dict.fromkeys(table.method))
@@ -141,8 +86,7 @@ def plot_throughput(table, ax=None, title: str | None = None):
     height = 0.38
     for j, mode in enumerate(MODE_WORDS):
         part = table[table["mode"] == mode].set_index("method").loc[methods]
-        bars = ax.barh(y + (0.5 - j) * height, part.tree_rows_per_s, height, color=f"C{j}",
-                       label=f"{MODE_WORDS[mode]}")
+        bars = ax.barh(y + (0.5 - j) * height, part.tree_rows_per_s, height, color=f"C{j}", label=MODE_WORDS[mode])
         for rect, n in zip(bars, part.threads):
             ax.annotate(f" {threads(n)}", (rect.get_width(), rect.get_y() + rect.get_height() / 2), va="center",
                         ha="left", fontsize=7)
@@ -156,103 +100,187 @@ def plot_throughput(table, ax=None, title: str | None = None):
     return fig
 
 
-# ---------------------------------------------------------------- captions
-def convergence_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Captions of the convergence figures: what each configuration reached, and when."""
-    runs = results["runs"]
-    configs = list(dict.fromkeys((r["n_samples"], r["noise_attrs"]) for r in runs))
-    seeds = len({r["seed"] for r in runs})
-    grid = "; ".join(f"{n:,} objects with {count(k, 'noise attribute')}" for n, k in configs)
-    ideal = [r for r in runs if r["ideal"]]
-    reached = "; ".join(
-        f"{n:,} objects, {k} noise: " + ", ".join(
-            f"generation {r['first_ideal_generation']}" if r["first_ideal_generation"] >= 0 else "never"
-            for r in runs if (r["n_samples"], r["noise_attrs"]) == (n, k))
-        for n, k in configs)
-    return {
-        "evolution_convergence_fitness": (
-            f"GDT on Chess3x3: best fitness per generation, mean of {seeds} run(s) per configuration ({grid}); "
-            f"the paper's Fig. 11 analogue."),
-        "evolution_convergence_size": (
-            f"Size of the best tree per generation (Fig. 12 analogue): {len(ideal)} of {len(runs)} runs ended with "
-            f"the ideal {results['ideal_nodes']}-node tree. First generation whose best tree was ideal: "
-            f"{reached}."),
-    }
+def plot_evaluator_speedups(table, ax=None, title: str | None = None):
+    """Fig. 9: speedup of each evaluator over the NumPy reference against rows (log-log), with its spread.
+
+    ``table``: ``evaluator_speedups``' (``method, devices, threads, n_samples, seconds_min/max,
+    speedup_over_reference``).
+    """
+    fig, ax = new_axes(ax, figsize=(7.0, 4.2))
+    for i, ((method, d), part) in enumerate(table[table.method != "NumPy reference"].groupby(["method", "devices"],
+                                                                                            sort=False)):
+        y = part.speedup_over_reference
+        spread = [y - y * part.seconds / part.seconds_max, y * part.seconds / part.seconds_min - y]
+        label = f"{method} x{d}" + (f" ({threads(part.threads.iloc[0])})" if method != "GPUs" else "")
+        ax.errorbar(part.n_samples, y, yerr=spread, marker="o", color=f"C{i}", capsize=2, label=label)
+    ax.axhline(1, color="0.4", lw=0.8, ls=":", label="NumPy reference (1 thread)")
+    ax.set(xscale="log", yscale="log", xlabel="rows of Chess3x3 (log scale)",
+           ylabel="speedup over the NumPy reference (x, log scale)",
+           title=title or f"GDT fitness evaluation of {int(table.n_trees.iloc[0])} evolved trees per batch")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=7)
+    return fig
 
 
-def baseline_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Captions of the Table 4 figures and of the evolved tree."""
-    from .device_plots import baseline_captions as table_captions
-
-    tree = results["chess_tree"]
-    return {**table_captions(results),
-            "evolution_chess_tree": (f"The tree GDT evolved on Chess3x3 ({tree['n_samples']:,} rows): "
-                                     f"{tree['n_nodes']} nodes, {tree['n_leaves']} leaves"
-                                     + (", the ideal structure." if tree["ideal"] else ", not the ideal structure."))}
+def _curve(ax, part, x: str, color: str, label: str) -> None:
+    styles = {"measured": dict(ls="-", marker="o"), "modelled": dict(ls="--", marker="o", mfc="none"),
+              "bound": dict(ls=":", lw=1.2)}
+    for source, style in styles.items():
+        rows = part[part.source == source].sort_values(x)
+        if len(rows):
+            ax.plot(rows[x], rows.speedup, color=color, **style, label=f"{label} ({source})")
 
 
-def cart_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Captions of the GDT / CART comparison and of the evolved tree, from the recorded table."""
-    table = results["table"]
-    threads_of = {r["method"]: r.get("threads") for r in table}
-    parts = []
-    for row in results["summary"]:
-        n_train = next(r["n_train"] for r in table if r["dataset"] == row["dataset"])
-        parts.append(f"{row['dataset']} ({n_train:,} training rows): {row['gdt_nodes']:.0f} against "
-                     f"{row['cart_nodes']:.0f} nodes, test accuracy {100 * row['gdt_test_accuracy']:.1f}% against "
-                     f"{100 * row['cart_test_accuracy']:.1f}%")
-    fit_threads = (f" Fit times label the bars (GDT {threads(threads_of['GDT'])}, CART {threads(threads_of['CART'])})."
-                   if threads_of.get("GDT") else "")
-    tree = results["chess_tree"]
-    return {
-        "evolution_vs_cart": ("GDT against scikit-learn's unpruned CART (Table 4 analogue), GDT first: "
-                              + "; ".join(parts) + "." + fit_threads),
-        "evolution_chess_tree": (f"The tree GDT evolved on Chess3x3 ({tree['n_samples']:,} rows): {tree['n_nodes']} "
-                                 f"nodes, {tree['n_leaves']} leaves"
-                                 + (", the ideal structure." if tree["ideal"] else ", not the ideal structure.")),
-    }
+def plot_device_scaling(curves, ax=None, title: str | None = None, kind: str = "CPU workers"):
+    """Fig. 10: speedup over one device against rows, one colour per device count (``device_scaling``'s curves)."""
+    fig, ax = new_axes(ax, figsize=(7.0, 4.2))
+    for i, d in enumerate(sorted(curves.n_devices.unique())):
+        _curve(ax, curves[curves.n_devices == d], "n_samples", f"C{i}", f"{d} {kind if d > 1 else kind[:-1]}")
+    ax.set(xscale="log", xlabel="rows of Chess3x3 (log scale)", ylabel="speedup over one device (x)",
+           title=title or f"GDT evaluation on several devices ({kind}, one thread each)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=6, ncols=2)
+    return fig
 
 
-def throughput_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Caption of the throughput figure: each speedup with its threads."""
-    comparisons = results["comparisons"]
-    first = comparisons[0]
-    parts = []
-    for peer in dict.fromkeys(e["peer"] for e in comparisons):
-        modes = by_mode(comparisons, peer=peer)
-        notes = {e.get("peer_note") for e in modes.values()} - {None}
-        parts.append(f"against the {peer}, {', '.join(comparison_phrase(modes[m]) for m in MODE_WORDS)}"
-                     + (f" ({'; '.join(sorted(notes))})" if notes else ""))
-    return {"evolution_evaluator_throughput": (
-        f"GDT fitness evaluation of {first['n_trees']} evolved trees on {first['n_samples']:,} rows (tree-rows per "
-        f"second), speedup of dtlab's batched numba evaluator " + "; ".join(parts)
-        + ". scikit-learn's apply only finds leaves (no class counts, no draws).")}
+def plot_device_counts(curves, breakdown=None, title: str | None = None):
+    """The device-count panel: speedup against devices for one data size, and time per generation by phase.
+
+    Left: ``curves`` (``device_scaling``'s, one ``n_samples``) -- measured filled, modelled open, the
+    hardware bound a dotted line, perfect scaling grey.  Right, when ``breakdown`` is given
+    (``generation_breakdown``'s rows): milliseconds per generation by phase for each evaluator.
+    """
+    fig, axes = new_figure(1, 2 if breakdown is not None else 1, figsize=(11.5 if breakdown is not None else 6.0, 4.2),
+                           squeeze=False)
+    ax = axes[0][0]
+    top = float(curves.n_devices.max())
+    ax.plot([1, top], [1, top], color="0.75", lw=0.8, label="perfect scaling")
+    _curve(ax, curves, "n_devices", "C0", "speedup")
+    n = int(curves.n_samples.iloc[0])
+    ax.set(xlabel="devices (CPU workers, one thread each)", ylabel="speedup over one device (x)",
+           title=f"{n:,} rows: speedup against devices")
+    ax.set_xticks(sorted(curves.n_devices.unique()))
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    if breakdown is not None:
+        plot_generation_breakdown(breakdown, ax=axes[0][1])
+    if title:
+        fig.suptitle(title)
+    return fig
 
 
-def quality_captions(results: dict[str, Any]) -> dict[str, str]:
-    """Text for the quality benchmark (no figure): ideal trees found, the timed run, real data against CART."""
-    chess = "; ".join(
-        f"{r['n_samples']:,} rows, {count(r['noise_attrs'], 'noise attribute')}: "
-        f"{r['ideal_runs']} of {r['runs']} runs ideal"
-        + (f" (first ideal generation {r['first_ideal_generation_min']}-{r['first_ideal_generation_max']})"
-           if r["first_ideal_generation_min"] >= 0 else "")
-        for r in results["chess_summary"])
-    real = "; ".join(f"{r['dataset']}: {r['gdt_nodes']:.0f} against {r['cart_nodes']:.0f} nodes, test accuracy "
-                     f"{r['accuracy_difference_points']:+.1f} points" for r in results["real_data"])
-    t = results.get("threads", {})
-    run_threads = f" on {threads(t['gdt'])}" if "gdt" in t else ""
-    return {"evolution_quality": (
-        f"GDT on Chess3x3: {chess}. A run on 100,000 rows reached the ideal tree in "
-        f"{results['run_100k_to_ideal_generations']} generations and {results['run_100k_to_ideal_seconds']:.1f} s"
-        f"{run_threads}. GDT against unpruned CART on real data: {real}.")}
+def plot_generation_breakdown(table, ax=None, title: str | None = None):
+    """Milliseconds per generation by phase, one stacked bar per evaluator; the host's phases hatched.
+
+    ``table``: ``generation_breakdown``'s rows (the phases of :data:`PHASE_LABELS`, ``total``, ``host_share``).
+    """
+    fig, ax = new_axes(ax, figsize=(7.6, 4.2))
+    x = np.arange(len(table))
+    bottom = np.zeros(len(table))
+    for i, (phase, label) in enumerate(PHASE_LABELS.items()):
+        ms = 1000 * table[phase].to_numpy(float) if phase in table else np.zeros(len(table))
+        ax.bar(x, ms, 0.6, bottom=bottom, label=label, color=f"C{i}", hatch="//" if phase in _HOST else None,
+               edgecolor="white", lw=0)
+        bottom += ms
+    for xi, total, share in zip(x, bottom, table.host_share if "host_share" in table else [None] * len(x)):
+        note = f"{total:.2f} ms" + (f"\nhost {100 * share:.0f}%" if share is not None else "")
+        ax.annotate(note, (xi, total), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, table.evaluator, fontsize=7)
+    ax.set_ylim(0, bottom.max() * 1.45)
+    ax.set(ylabel="milliseconds per generation", xlabel="evaluator (devices: one thread each)",
+           title=title or f"Where a GDT generation's time goes ({int(table.n_samples.iloc[0]):,} rows)")
+    ax.legend(fontsize=6, loc="upper left", ncols=2)
+    return fig
 
 
-from .device_plots import (  # noqa: E402  (the device and baseline figures, kept in their own module)
-    PHASE_LABELS,
-    pareto_front,
-    plot_accuracy_size,
-    plot_baselines,
-    plot_device_scaling,
-    plot_evaluator_speedups,
-    plot_generation_breakdown,
-)
+def plot_host_loop(results, ax=None, title: str | None = None):
+    """Seconds per ``fit`` on each case: the recorded Python host loop against the compiled one (median, spread)."""
+    fig, ax = new_axes(ax, figsize=(7.0, 3.8))
+    cases = list(results["cases"])
+    x = np.arange(len(cases))
+    for j, (who, label) in enumerate((("baseline", f"Python host loop ({results['baseline_source']})"),
+                                      ("now", "compiled host loop")), start=0):
+        med = np.array([results["cases"][c][who]["median"] for c in cases])
+        low = med - np.array([results["cases"][c][who]["min"] for c in cases])
+        high = np.array([results["cases"][c][who]["max"] for c in cases]) - med
+        ax.bar(x + (j - 0.5) * 0.38, med, 0.38, yerr=[low, high], capsize=3, color=f"C{j}", label=label)
+    goal = results["cases"][cases[0]].get("goal_seconds")
+    if goal:
+        ax.plot([-0.45, 0.45], [goal, goal], color="k", ls="--", lw=1, label=f"goal: {goal:g} s")
+    ax.set_xticks(x, [f"{results['cases'][c]['n_samples']:,} rows x {results['cases'][c]['generations']:,} "
+                      "generations" for c in cases])
+    ax.set(ylabel="seconds per fit (median; bars: min-max)",
+           title=title or f"GDT fit on {threads(results['threads'])}: the host loop compiled")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_baselines(summary, title: str | None = None):
+    """Tree size (bars, log scale) and test accuracy (median and min-max over seeds) of every method per dataset.
+
+    ``summary``: ``baseline_summary``'s.
+    """
+    datasets = list(dict.fromkeys(summary.dataset))
+    methods = list(dict.fromkeys(summary.method))
+    fig, (ax_size, ax_acc) = new_figure(1, 2, figsize=(12.0, 4.8))
+    width = 0.8 / len(methods)
+    x = np.arange(len(datasets))
+    for j, method in enumerate(methods):
+        part = summary[summary.method == method].set_index("dataset").reindex(datasets)
+        offset = x - 0.4 + width * (j + 0.5)
+        ax_size.bar(offset, part.n_nodes, width, color=f"C{j % 10}", hatch="//" if j >= 10 else None, label=method)
+        acc = 100 * part.test_accuracy
+        ax_acc.errorbar(offset, acc, yerr=[acc - 100 * part.test_accuracy_min, 100 * part.test_accuracy_max - acc],
+                        fmt="o", ms=4, color=f"C{j % 10}", capsize=2, lw=0.8)
+    names = [d + ("\n(held out)" if bool(summary[summary.dataset == d].held_out.iloc[0]) else "") for d in datasets]
+    for axis in (ax_size, ax_acc):
+        axis.set_xticks(x, names)
+        axis.grid(True, axis="y", alpha=0.3)
+    ax_size.set(yscale="log", ylabel="tree size (nodes, log scale)", title="tree size (median over seeds)")
+    ax_acc.set(ylabel="test accuracy (%)", title="test accuracy (median; bars: min-max over seeds)")
+    fig.legend(*ax_size.get_legend_handles_labels(), loc="outside lower center", ncols=min(len(methods), 5),
+               fontsize=7)
+    fig.suptitle(title or "GDT (defaults fixed) against tuned and optimal trees on the same splits")
+    return fig
+
+
+def plot_accuracy_size(summary, fronts=None, title: str | None = None):
+    """Test accuracy against tree size per dataset, one marker per method; the Pareto front joined.
+
+    ``summary``: ``baseline_summary``'s; ``fronts`` (optional): the GDT runs' fronts
+    (``front_table`` rows), drawn per seed as thin grey lines -- every size a GDT run offers.
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    datasets = list(dict.fromkeys(summary.dataset))
+    methods = list(dict.fromkeys(summary.method))
+    fig, axes = new_figure(1, len(datasets), figsize=(3.4 * len(datasets) + 1.8, 4.0), squeeze=False)
+    markers = "osD^vP*Xh<>p"
+    for ax, name in zip(axes[0], datasets):
+        part = summary[summary.dataset == name]
+        if fronts is not None and len(fronts):
+            for _, run in fronts[fronts.dataset == name].groupby("seed"):
+                ax.plot(run.n_nodes, 100 * run.test_accuracy, color="0.6", lw=0.7, alpha=0.7,
+                        label="GDT runs' fronts (test accuracy of each front tree)")
+        for _, row in part.iterrows():
+            j = methods.index(row.method)
+            ax.scatter(row.n_nodes, 100 * row.test_accuracy, marker=markers[j % len(markers)], color=f"C{j % 10}",
+                       s=55 if row.pareto else 30, edgecolor="k" if row.pareto else "none", label=row.method, zorder=3)
+        front = part[part.pareto].sort_values("n_nodes")
+        ax.step(front.n_nodes, 100 * front.test_accuracy, where="post", color="0.3", lw=0.8, ls=":")
+        ax.set(xscale="log", title=name + (" (held out)" if bool(part.held_out.iloc[0]) else ""),
+               xlabel="tree size (nodes, log scale)")
+        low, high = part.n_nodes.min(), part.n_nodes.max()
+        middle, half = np.sqrt(low * high), max(np.sqrt(high / low) * 1.4, np.sqrt(10))
+        ax.set_xlim(middle / half, middle * half)  # at least a decade, so the log axis gets labelled ticks
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("test accuracy (%)")
+    handles = {h.get_label(): h for ax in axes[0] for h in ax.collections + ax.lines}
+    labels = [m for m in methods if m in handles] + [k for k in handles if k.startswith("GDT runs'")]
+    fig.legend([handles[k] for k in labels], labels, fontsize=7, loc="outside right center")
+    fig.suptitle(title or "Accuracy against size (medians over seeds; edged markers and dotted line: the Pareto front)")
+    return fig

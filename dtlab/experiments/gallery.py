@@ -71,7 +71,15 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
         if not entry or entry.get("status") != "ok":
             continue
         res = entry["results"]
-        captions = producer.captions(res) if producer.captions else {}
+        try:
+            captions = producer.captions(res) if producer.captions else {}
+        except KeyError as missing:  # recorded by an older version of the producer: say so, never guess
+            run = entry.get("run", {})
+            captions = {}
+            text_rows.append(f"- **{producer.name}**: recorded by an older version of its producer ("
+                             f"{run.get('commit', '?')}, {run.get('date', '?')[:10]}: its results lack {missing}); "
+                             f"its figures keep their description until `make figures` / `make bench` measures it "
+                             f"again.")
         stems = [Path(f).with_suffix("").as_posix() for f in entry.get("figures", []) if f.endswith(".png")]
         for stem in stems:
             caption = captions.get(Path(stem).name, producer.description)

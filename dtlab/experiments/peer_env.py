@@ -8,7 +8,9 @@ Two of the strongest peers do not install beside dtlab's own packages:
   with ``pip install --target``; :func:`liblinear_multicore` imports that copy
   under the name ``liblinear_multicore``.  Its package imports itself
   relatively and loads its C library with ``ctypes`` (local symbols), so both
-  LIBLINEARs live in one process.
+  LIBLINEARs can live in one process; the benchmark still runs the multi-core
+  one in a process of its own (:class:`dtlab.linear.peer.Liblinear`), where its
+  OpenMP threads do not contend with numba's.
 * **lleaves** compiles LightGBM models with LLVM through ``llvmlite``, but its
   1.3.0 needs the legacy pass manager that the llvmlite numba needs no longer
   has.  ``make peers`` gives it a venv of its own, ``.peers/lleaves``, with
@@ -51,14 +53,25 @@ def liblinear_multicore():
     name = "liblinear_multicore"
     if name + ".liblinear" in sys.modules:
         return sys.modules[name + ".liblinear"]
-    init = peers_dir() / "liblinear-multicore" / "liblinear" / "__init__.py"
-    if not init.exists():
-        raise ModuleNotFoundError(f"liblinear-multicore is not built at {init.parent} (run `make peers`)")
+    init = liblinear_multicore_dir() / "__init__.py"
     spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
     spec.loader.exec_module(package)
     return importlib.import_module(name + ".liblinear")
+
+
+def liblinear_multicore_dir() -> Path:
+    """The folder of liblinear-multicore's ``liblinear`` package, without importing it.
+
+    Raises
+    ------
+    ModuleNotFoundError : not built (run ``make peers``)
+    """
+    folder = peers_dir() / "liblinear-multicore" / "liblinear"
+    if not (folder / "__init__.py").exists():
+        raise ModuleNotFoundError(f"liblinear-multicore is not built at {folder} (run `make peers`)")
+    return folder
 
 
 def peer_python(env: str) -> Path:
@@ -86,10 +99,12 @@ class Worker:
     python : path of the interpreter
     script : path of the script; it reads requests from stdin and writes one reply line each, a dict
         with ``"error"`` (a traceback) where a request failed
+    *args : str
+        Command-line arguments of the script.
     """
 
-    def __init__(self, python: Path | str, script: Path | str):
-        self.proc = subprocess.Popen([str(python), str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, python: Path | str, script: Path | str, *args: str):
+        self.proc = subprocess.Popen([str(python), str(script), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
 
     def ask(self, **request: Any) -> dict[str, Any]:

@@ -97,6 +97,23 @@ class FittedTreeMixin:
         with thread_scope(self.n_jobs):
             return self.tree_.apply(X32, backend=self.backend_)
 
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Impurity-based importances, scikit-learn's: each split's ``N_t i_t - N_l i_l - N_r i_r`` (training
+        rows ``N``, impurity ``i`` of the node and its children) summed by feature and normalised to sum 1 (all
+        0 for a tree that is one leaf); float64 array (n_features_in_,)."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "tree_")
+        n_rows, impurity = self._node_statistics()
+        tree = self.tree_
+        inner = np.flatnonzero(tree.left >= 0)
+        weighted = n_rows * impurity
+        decrease = weighted[inner] - weighted[tree.left[inner]] - weighted[tree.right[inner]]
+        out = np.bincount(tree.feature[inner], weights=decrease, minlength=self.n_features_in_).astype(np.float64)
+        total = out.sum()
+        return out / total if total > 0 else out
+
     def get_n_leaves(self) -> int:
         from sklearn.utils.validation import check_is_fitted
 

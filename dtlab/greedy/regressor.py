@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._validation import fit_target
@@ -63,6 +64,8 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     node_impurity_ : ndarray of shape (n_nodes,), float64
         Mean squared error of the training rows at each node.
     node_n_samples_ : ndarray of shape (n_nodes,), int64
+    feature_importances_ : ndarray of shape (n_features_in_,), float64
+        Impurity decrease per feature, normalised (scikit-learn's).
     n_features_in_ : int
     backend_ : str
         Backend the tree was grown on.
@@ -88,6 +91,10 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.backend = backend
         self.n_jobs = n_jobs
+
+    def _node_statistics(self) -> tuple[np.ndarray, np.ndarray]:
+        """Training rows and impurity (MSE) of every node of ``tree_``."""
+        return self.node_n_samples_.astype(np.float64), self.node_impurity_
 
     def fit(self, X: Any, y: Any) -> "DecisionTreeRegressor":
         """Grow the tree.

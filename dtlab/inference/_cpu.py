@@ -293,3 +293,12 @@ def for_size(kernel, n_rows: int, n_trees: int):
     if n_rows * n_trees < PARALLEL_MIN_TREE_ROWS or numba.get_num_threads() == 1:
         return SERIAL[kernel]
     return kernel
+
+
+@numba.njit(nogil=True, cache=True)
+def has_inf(Xf):
+    """Whether the raveled rows ``Xf`` hold +-inf (the input check of the small-batch path, in one pass)."""
+    for i in range(Xf.shape[0]):
+        if abs(Xf[i]) == np.inf:
+            return True
+    return False

@@ -24,7 +24,10 @@ one parallel pass from ``z = X w`` to the loss sum, and one to the gradient
 weights and Hessian diagonal, so numpy temporaries over the rows are avoided.
 
 Arrays: ``indptr`` uint64 (n_rows + 1,), ``indices`` uint32 (nnz,), ``data``
-float64 (nnz,), ``rows`` int64, vectors float64.  Unsigned indices matter:
+float64 (nnz,) -- or empty for a binary matrix, whose stored values are all
+1.0 (LIBSVM's a9a and w8a): the products then read 4 bytes per non-zero
+instead of 12 and give the same bits (``1.0 * v == v``) --, ``rows`` int64,
+vectors float64.  Unsigned indices matter:
 numba wraps negative indices around, and with signed ones it must test every
 ``v[indices[k]]`` for a sign it cannot rule out -- that test alone made the
 products slower than scipy's C++ loops.  Kernels allocate nothing but
@@ -62,15 +65,24 @@ def _reduce_partials(partial, out):
         out[f] = acc
 
 
+@numba.njit(inline="always")
+def _value(data, k):
+    """The ``k``-th stored value; an empty ``data`` means every stored value is 1.0 (a binary matrix)."""
+    return 1.0 if data.shape[0] == 0 else data[k]
+
+
 def _csr_take_rows(indptr, indices, data, order, out_indptr, out_indices, out_data):
-    """Copy rows ``order`` of a CSR matrix (any integer index types) into ``out_*`` (``out_indptr`` filled)."""
+    """Copy rows ``order`` of a CSR matrix (any integer index types) into ``out_*`` (``out_indptr`` filled; an
+    empty ``out_data`` takes no values: a binary matrix)."""
+    values = out_data.shape[0] > 0
     for j in prange(order.shape[0]):
         i = order[j]
         src = np.int64(indptr[i])  # signed throughout: numba turns uint64 - int64 into float64
         dst = np.int64(out_indptr[j]) - src
         for k in range(src, np.int64(indptr[i + 1])):
             out_indices[k + dst] = indices[k]
-            out_data[k + dst] = data[k]
+            if values:
+                out_data[k + dst] = data[k]
 
 
 def _csr_matvec(indptr, indices, data, rows, v, out):
@@ -80,7 +92,7 @@ def _csr_matvec(indptr, indices, data, rows, v, out):
         i = np.int64(j) if full else rows[j]
         acc = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * v[indices[k]]
+            acc += _value(data, k) * v[indices[k]]
         out[j] = acc
 
 
@@ -96,7 +108,7 @@ def _csr_rmatvec(indptr, indices, data, rows, u, partial, out):
             i = np.int64(j) if full else rows[j]
             a = u[j]
             for k in range(indptr[i], indptr[i + 1]):
-                p[indices[k]] += a * data[k]
+                p[indices[k]] += a * _value(data, k)
     _reduce_partials(partial, out)
 
 
@@ -120,7 +132,7 @@ def _csr_rmatvec_sq(indptr, indices, data, rows, u, scale, coef, init, partial, 
             a = u[j]
             b = coef[j]
             for k in range(indptr[i], indptr[i + 1]):
-                x = data[k]
+                x = _value(data, k)
                 f = indices[k]
                 p[f] += a * x
                 q[f] += x * x * scale * b
@@ -141,10 +153,10 @@ def _csr_hv(indptr, indices, data, rows, coef, s, partial, out):
             lo, hi = indptr[i], indptr[i + 1]
             acc = 0.0
             for k in range(lo, hi):
-                acc += data[k] * s[indices[k]]
+                acc += _value(data, k) * s[indices[k]]
             acc *= coef[j]
             for k in range(lo, hi):
-                p[indices[k]] += acc * data[k]
+                p[indices[k]] += acc * _value(data, k)
     _reduce_partials(partial, out)
 
 
@@ -164,7 +176,8 @@ def _csr_sq_rmatvec(indptr, indices, data, rows, scale, coef, init, partial, out
             i = np.int64(j) if full else rows[j]
             a = coef[j]
             for k in range(indptr[i], indptr[i + 1]):
-                p[indices[k]] += data[k] * data[k] * scale * a
+                x = _value(data, k)
+                p[indices[k]] += x * x * scale * a
     _reduce_partials(partial, out)
 
 
@@ -228,10 +241,10 @@ def _squared_hinge_active(z, y, C, rows, u):
 
 
 # ------------------------------------------------------------------ compiled twice: parallel and serial
-#: A product over fewer non-zeros (or a row loop over fewer rows) than this runs serially: waking
-#: the threads of a parallel region costs microseconds on an idle machine but up to a scheduler time
-#: slice on a busy one, more than a small product saves (the same threshold as dtlab.greedy's).
-PARALLEL_MIN_WORK = 1_000_000
+#: Less work than this (non-zeros, or row-loop work) runs serially: waking a parallel region's threads
+#: costs about what 50,000 non-zeros take on one core (idle machine; on a busy one up to a time slice),
+#: and a fit given several threads should share products of a9a's and w8a's size (0.45, 0.58 million).
+PARALLEL_MIN_WORK = 50_000
 
 _PARALLEL_KERNELS = (_csr_take_rows, _csr_matvec, _csr_rmatvec, _csr_rmatvec_sq, _csr_hv, _csr_sq_rmatvec,
                      _loss_value, _logistic_terms)
@@ -277,6 +290,37 @@ def uTMv(u, M, v):
         acc += u[i] * M[i] * v[i]
         i += 1
     return acc
+
+
+# The CG loop's vector updates (tron._pcg's), fused: each pass writes into given vectors (no temporaries)
+# and reduces with ddot, so every value is the one the array expressions give.
+@numba.njit(**NJIT)
+def cg_start(g, M, s, r, z, d):
+    """``s = 0``, ``r = -g``, ``z = d = r / M`` in one pass; returns ``ddot(z, r)``."""
+    for i in range(g.shape[0]):
+        s[i] = 0.0
+        r[i] = -g[i]
+        z[i] = r[i] / M[i]
+        d[i] = z[i]
+    return ddot(z, r)
+
+
+@numba.njit(**NJIT)
+def cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new):
+    """``s_new = s + alpha d``, ``r_new = r - alpha Hd``, ``z_new = r_new / M``; returns the quadratic model
+    ``-(s_new.r_new - s_new.g) / 2`` and ``z_new.r_new`` (ddot)."""
+    for i in range(s.shape[0]):
+        s_new[i] = s[i] + alpha * d[i]
+        r_new[i] = r[i] - alpha * Hd[i]
+        z_new[i] = r_new[i] / M[i]
+    return -0.5 * (ddot(s_new, r_new) - ddot(s_new, g)), ddot(z_new, r_new)
+
+
+@numba.njit(**NJIT)
+def cg_direction(beta, d, z):
+    """``d = beta d + z`` in place."""
+    for i in range(d.shape[0]):
+        d[i] = beta * d[i] + z[i]
 
 
 @numba.njit(**NJIT)

@@ -45,7 +45,15 @@ def _check_sparse(X: Any, name: str = "X") -> scipy.sparse.csr_matrix:
 
 
 def check_fit_input(X: Any, y: Any, backend: Any, fit_intercept: bool, estimator: Any):
-    """Host float64 X (CSR or dense, with the bias column if asked), y in {-1, +1}, classes, Backend."""
+    """Host float64 X (CSR or dense, with the bias column if asked), class codes, classes, Backend.
+
+    Returns
+    -------
+    X : scipy.sparse CSR matrix or ndarray (n_samples, n_features [+ 1]), float64
+    codes : int64 array (n_samples,), the index of each row's label in ``classes``
+    classes : ndarray (n_classes,), the sorted labels, at least two
+    backend : Backend
+    """
     backend = resolve_backend(backend, X) if is_device_array(X) else resolve_backend(backend)
     X = to_host(X)
     check_sklearn_input_shape(X)
@@ -56,33 +64,50 @@ def check_fit_input(X: Any, y: Any, backend: Any, fit_intercept: bool, estimator
     else:
         Xh = check_X(X, dtype=np.float64, allow_nan=False, name="X")
     y = np.asarray(fit_target(y, Xh.shape[0], estimator))
-    classes = _two_classes(y)
-    y_pm = np.where(y == classes[1], 1.0, -1.0)
+    classes, codes = _classes(y)
     if fit_intercept:
         ones = np.ones((Xh.shape[0], 1))
         Xh = scipy.sparse.hstack([Xh, ones], format="csr") if scipy.sparse.issparse(Xh) else np.hstack([Xh, ones])
-    return Xh, y_pm, classes, backend
+    return Xh, codes, classes, backend
 
 
-def _two_classes(y: np.ndarray) -> np.ndarray:
-    """The two sorted labels of ``y``, or a ValueError naming what is wrong (one class, more, continuous)."""
-    first = y[0]
-    other = y != first
-    if not other.any():
-        raise ValueError(f"y has only one class ({first!r}); a binary classifier needs samples of two classes")
-    second = y[other][0]
-    if np.any(y[other] != second):  # a third value: say what kind of target it is
-        from sklearn.utils.multiclass import type_of_target
+def _classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted labels of ``y`` and each row's index among them, or a ValueError naming what is wrong (one
+    class; more than two values that are not class labels)."""
+    from sklearn.utils.multiclass import type_of_target
 
-        kind = type_of_target(y)
-        if kind == "continuous":
-            raise ValueError("Unknown label type: continuous. y holds real values; TRON's classifiers need "
-                             "labels of two values")
-        values = np.unique(y)
-        raise ValueError(f"Only binary classification is supported: y has {len(values)} classes "
-                         f"({values[:5].tolist()}{' ...' if len(values) > 5 else ''}); TRON's logistic "
-                         "regression and L2-SVM here take labels of two values")
-    return np.sort(np.array([first, second], dtype=y.dtype))
+    classes, codes = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has only one class ({y[0]!r}); a classifier needs samples of two classes or more")
+    if classes.shape[0] > 2 and type_of_target(y) == "continuous":  # two values of any kind are two labels
+        raise ValueError("Unknown label type: continuous. y holds real values; TRON's classifiers need class "
+                         "labels")
+    return classes, codes.astype(np.int64)
+
+
+def class_weights(class_weight: Any, classes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The weight of each class (float64, shape (n_classes,)): LIBLINEAR's ``-wi``, scikit-learn's conventions.
+
+    ``None``: all 1; a dict ``{label: weight}`` (labels not named weigh 1); ``"balanced"``:
+    ``n_samples / (n_classes * count)``.  Raises ValueError for a label not in ``classes`` or a weight that
+    is not a positive finite number.
+    """
+    n_classes = classes.shape[0]
+    if class_weight is None:
+        return np.ones(n_classes)
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        counts = np.bincount(codes, minlength=n_classes)
+        return codes.shape[0] / (n_classes * counts.astype(np.float64))
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, got {class_weight!r}")
+    out = np.ones(n_classes)
+    for label, weight in class_weight.items():
+        where = np.flatnonzero(classes == label)
+        if where.shape[0] == 0:
+            raise ValueError(f"class_weight names the label {label!r}, which is not in y (classes "
+                             f"{classes.tolist()})")
+        out[where[0]] = check_real(weight, f"class_weight[{label!r}]", low=0.0, low_inclusive=False)
+    return out
 
 
 def check_predict_input(est: Any, X: Any):

@@ -91,17 +91,19 @@ def csr_arrays(X: scipy.sparse.csr_matrix, order: np.ndarray | None = None) -> d
 
     A row order is applied by copying the rows (in parallel), so that the
     products stream through memory instead of jumping between the rows of
-    the two classes.
+    the two classes.  A binary ``X`` (every stored value 1.0) gets an empty
+    ``data``: the kernels then read no values (:mod:`._cpu`).
     """
+    binary = bool(np.all(X.data == 1.0))
     if order is None or np.array_equal(order, np.arange(len(order))):
         indptr = np.ascontiguousarray(X.indptr, dtype=np.uint64)
         indices = np.ascontiguousarray(X.indices, dtype=np.uint32)
-        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        data = np.empty(0) if binary else np.ascontiguousarray(X.data, dtype=np.float64)
     else:
         lengths = np.diff(X.indptr)[order]
         indptr = np.zeros(len(order) + 1, dtype=np.uint64)
         np.cumsum(lengths, out=indptr[1:])
-        indices, data = np.empty(X.nnz, dtype=np.uint32), np.empty(X.nnz)
+        indices, data = np.empty(X.nnz, dtype=np.uint32), np.empty(0 if binary else X.nnz)
         _cpu.kernels(X.nnz)["_csr_take_rows"](X.indptr, X.indices, X.data, np.ascontiguousarray(order, np.int64),
                                               indptr, indices, data)
     return {"indptr": indptr, "indices": indices, "data": data, "shape": X.shape, "partial": None}

@@ -233,7 +233,8 @@ def summarize_labels(client: Any, parts: list) -> tuple[int, np.ndarray, int]:
         raise ValueError(f"y has only one class ({values[0]!r}); a binary classifier needs samples of two classes"
                          if values.size else "y is empty")
     if values.size > 2:
-        raise ValueError(f"Only binary classification is supported: y has {values.size} classes "
+        raise ValueError(f"a Dask fit trains two classes only (one-vs-rest runs in one process, executor='local'): "
+                         f"y has {values.size} classes "
                          f"({values[:5].tolist()}{' ...' if values.size > 5 else ''})")
     n_top = sum(s[2] for s in summaries if s[1].size and s[1][-1] == values[-1])
     return n, values, n_top
@@ -243,7 +244,8 @@ def fit_on_dask(X: Any, y: Any, executor: Any, *, loss: str, C: float, tol: floa
                 max_iter: int, method: str, verbose: bool, backend: Any = "auto", csr_density: float = 0.5) -> dict:
     """:func:`dtlab.linear.fit_linear` on a Dask cluster: its rows partitioned over the workers.
 
-    Returns the same dict as ``fit_linear`` (``placement``: ``{"placement": "dask", "workers": ...,
+    Two classes only, without class weights (one problem, summed over the workers).  Returns the same dict
+    as ``fit_linear`` (one problem; ``placement``: ``{"placement": "dask", "workers": ...,
     "rows": [...]}``; ``n_threads``: threads of the client's solver, 1).
     """
     from ..distributed.dask_executor import alive_workers, connect
@@ -278,9 +280,9 @@ def fit_on_dask(X: Any, y: Any, executor: Any, *, loss: str, C: float, tol: floa
     w = np.asarray(result.w, dtype=np.float64)
     if not np.all(np.isfinite(w)):
         raise FloatingPointError("TRON produced a non-finite model; scale the features or lower C")
-    coef, intercept = (w[:-1], float(w[-1])) if fit_intercept else (w, 0.0)
+    coef, intercept = (w[None, :-1], w[-1:].copy()) if fit_intercept else (w[None, :], np.zeros(1))
     where = {"placement": "dask", "workers": workers, "format": "per part", "host_rows": 0, "device_rows": 0,
              "bytes_sent": objective.replicas.sent_bytes, "bytes_received": objective.replicas.received_bytes,
              "resent": objective.replicas.executor.resent}
-    return {"classes": classes, "coef": coef, "intercept": intercept, "result": result, "eps": eps,
+    return {"classes": classes, "coef": coef, "intercept": intercept, "results": [result], "eps": [eps],
             "backend": "cpu", "placement": where, "n_threads": 1}

@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..backend import thread_scope, to_host
 from ..distributed.executors import uses_dask
-from ._data import check_fit_input, check_params, check_predict_input
+from ._data import check_fit_input, check_params, check_predict_input, class_weights
 from .placement import build_objective
 from .tron import tron
 
@@ -23,43 +23,81 @@ SOLVERS = {"tron": "trust_region", "newton": "line_search"}
 DENSE_TO_CSR_MAX_DENSITY = 0.5
 
 
+def liblinear_class_order(codes: np.ndarray, n_classes: int) -> np.ndarray:
+    """LIBLINEAR's multiclass row order: the rows grouped by class, classes in the order of their first row,
+    each group in input order (int64, shape (n_samples,))."""
+    first = np.full(n_classes, codes.shape[0], np.int64)
+    np.minimum.at(first, codes, np.arange(codes.shape[0]))
+    rank = np.empty(n_classes, np.int64)
+    rank[np.argsort(first)] = np.arange(n_classes)
+    return np.argsort(rank[codes], kind="stable").astype(np.int64)
+
+
+def binary_problems(codes: np.ndarray, n_classes: int, C: float, weights: np.ndarray):
+    """The binary problems LIBLINEAR trains for ``-s 0`` / ``-s 2``: ``(y, (C_+, C_-), row order)`` each.
+
+    Two classes: one problem, +1 for ``classes[1]``, ``C_+ = C w_1``, ``C_- = C w_0``.  More: one against the
+    rest per class ``k``, +1 for class ``k``, ``C_+ = C w_k`` and ``C_- = C`` (LIBLINEAR weighs only the
+    positive side of a one-vs-rest problem), rows in :func:`liblinear_class_order`.
+    """
+    if n_classes == 2:
+        yield np.where(codes == 1, 1.0, -1.0), (C * weights[1], C * weights[0]), None
+        return
+    order = liblinear_class_order(codes, n_classes)
+    for k in range(n_classes):
+        yield np.where(codes == k, 1.0, -1.0), (C * weights[k], C), order
+
+
 def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False,
                max_iter: int = 1000, solver: str = "tron", backend: Any = "auto", n_jobs: int | None = None,
                placement: str = "auto", device_memory: int | None = None, verbose: bool = False,
-               executor: Any = "local") -> dict:
-    """Fit ``min_w 1/2 w.w + C sum_i loss(y_i (x_i.w + b))`` the way LIBLINEAR does; the estimators' engine.
+               class_weight: Any = None, executor: Any = "local") -> dict:
+    """Fit ``min_w 1/2 w.w + sum_i C_i loss(y_i (x_i.w + b))`` the way LIBLINEAR does; the estimators' engine.
+
+    Two classes make one problem; more make one per class against the rest (:func:`binary_problems`), each
+    solved by TRON with its own tolerance, as LIBLINEAR's ``train`` does.
 
     Returns
     -------
-    dict with ``classes``, ``coef`` (n_features,), ``intercept`` (float), ``result``
-    (:class:`~dtlab.linear.tron.TronResult`), ``eps`` (the scaled tolerance), ``backend``,
+    dict with ``classes``, ``coef`` (n_problems, n_features), ``intercept`` (n_problems,), ``results`` (one
+    :class:`~dtlab.linear.tron.TronResult` per problem), ``eps`` (the scaled tolerances), ``backend``,
     ``placement`` (a dict, see :func:`~dtlab.linear.placement.build_objective`), ``n_threads``.
     With a Dask ``executor`` the rows stay on the cluster's workers (:mod:`dtlab.linear.dask_fit`).
     """
     if uses_dask(executor, X, y):
         from .dask_fit import fit_on_dask
 
+        if class_weight is not None:
+            raise ValueError("class_weight is not supported with a Dask executor (fit in one process, "
+                             "executor='local')")
         return fit_on_dask(X, y, executor, loss=loss, C=C, tol=tol, fit_intercept=fit_intercept, max_iter=max_iter,
                            method=SOLVERS[solver], verbose=verbose, backend=backend,
                            csr_density=DENSE_TO_CSR_MAX_DENSITY)
     name = "TronLogisticRegression" if loss == "logistic" else "TronLinearSVC"
-    Xh, y_pm, classes, backend = check_fit_input(X, y, backend, fit_intercept, name)
+    Xh, codes, classes, backend = check_fit_input(X, y, backend, fit_intercept, name)
+    weights = class_weights(class_weight, classes, codes)
     if not backend.is_cuda and not scipy.sparse.issparse(Xh) and Xh.size and (
             np.count_nonzero(Xh) <= DENSE_TO_CSR_MAX_DENSITY * Xh.size):
         Xh = scipy.sparse.csr_matrix(Xh)
     n = Xh.shape[0]
-    n_pos = int(np.count_nonzero(y_pm > 0))
-    # LIBLINEAR's primal_solver_tol: the gradient test scales with the smaller class' share.
-    eps = tol * max(min(n_pos, n - n_pos), 1) / n
+    results, eps_used, coef = [], [], []
     with thread_scope(n_jobs, blas=not scipy.sparse.issparse(Xh)) as n_threads:
-        objective, where = build_objective(Xh, y_pm, C, loss, backend, placement, device_memory)
-        where["format"] = "csr" if scipy.sparse.issparse(Xh) else "dense"
-        result = tron(objective, eps=eps, max_iter=max_iter, method=SOLVERS[solver], verbose=bool(verbose))
-    w = np.asarray(to_host(result.w), dtype=np.float64)
-    if not np.all(np.isfinite(w)):
-        raise FloatingPointError("TRON produced a non-finite model; scale the features or lower C")
-    coef, intercept = (w[:-1], float(w[-1])) if fit_intercept else (w, 0.0)
-    return {"classes": classes, "coef": coef, "intercept": intercept, "result": result, "eps": eps,
+        for y_pm, costs, order in binary_problems(codes, classes.shape[0], C, weights):
+            n_pos = int(np.count_nonzero(y_pm > 0))
+            # LIBLINEAR's primal_solver_tol: the gradient test scales with the smaller class' share.
+            eps = tol * max(min(n_pos, n - n_pos), 1) / n
+            objective, where = build_objective(Xh, y_pm, costs, loss, backend, placement, device_memory, order)
+            where["format"] = "csr" if scipy.sparse.issparse(Xh) else "dense"
+            result = tron(objective, eps=eps, max_iter=max_iter, method=SOLVERS[solver], verbose=bool(verbose))
+            w = np.asarray(to_host(result.w), dtype=np.float64)
+            if not np.all(np.isfinite(w)):
+                raise FloatingPointError("TRON produced a non-finite model; scale the features or lower C")
+            results.append(result)
+            eps_used.append(eps)
+            coef.append(w)
+    coef = np.array(coef)
+    coef, intercept = (coef[:, :-1], coef[:, -1].copy()) if fit_intercept else (coef, np.zeros(coef.shape[0]))
+    return {"classes": classes, "coef": coef, "intercept": intercept, "results": results, "eps": eps_used,
             "backend": backend.name, "placement": where, "n_threads": n_threads}
 
 
@@ -67,13 +105,15 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
     _loss = ""
 
     def __init__(self, *, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False, max_iter: int = 1000,
-                 solver: str = "tron", backend: str = "auto", n_jobs: int | None = None, placement: str = "auto",
-                 device_memory: int | None = None, executor: Any = "local", verbose: int = 0):
+                 solver: str = "tron", class_weight: Any = None, backend: str = "auto", n_jobs: int | None = None,
+                 placement: str = "auto", device_memory: int | None = None, executor: Any = "local",
+                 verbose: int = 0):
         self.C = C
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.solver = solver
+        self.class_weight = class_weight
         self.backend = backend
         self.n_jobs = n_jobs
         self.placement = placement
@@ -82,7 +122,8 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> "_TronClassifier":
-        """Train on ``X`` (dense or sparse, shape (n_samples, n_features)) and labels ``y`` of two values.
+        """Train on ``X`` (dense or sparse, shape (n_samples, n_features)) and class labels ``y``: one problem for
+        two classes, one per class against the rest for more (as LIBLINEAR).
 
         Returns
         -------
@@ -92,50 +133,67 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
         fit = fit_linear(X, y, loss=self._loss, C=float(self.C), tol=float(self.tol),
                          fit_intercept=bool(self.fit_intercept), max_iter=int(self.max_iter), solver=self.solver,
                          backend=self.backend, n_jobs=self.n_jobs, placement=self.placement,
-                         device_memory=self.device_memory, verbose=self.verbose, executor=self.executor)
-        res = fit["result"]
+                         device_memory=self.device_memory, verbose=self.verbose, class_weight=self.class_weight,
+                         executor=self.executor)
+        results = fit["results"]
+        one = len(results) == 1  # two classes: scalars, as before; one-vs-rest: one entry per class
+
+        def per_problem(values, dtype=np.float64):
+            return dtype(values[0]) if one else np.asarray(values, dtype=dtype)
+
         self.classes_ = fit["classes"]
-        self.coef_ = fit["coef"].reshape(1, -1)
-        self.intercept_ = np.array([fit["intercept"]])
+        self.coef_ = np.ascontiguousarray(fit["coef"])
+        self.intercept_ = fit["intercept"]
         self.n_features_in_ = self.coef_.shape[1]
-        self.n_iter_ = int(res.n_iter)
-        self.n_cg_iter_ = int(res.n_cg)
-        self.objective_ = float(res.fun)
-        self.grad_norm_ = float(res.grad_norm)
-        self.history_ = {k: np.asarray(v) for k, v in res.history.items()}
-        self.converged_ = bool(res.converged)
+        self.n_iter_ = max(int(r.n_iter) for r in results)
+        self.n_cg_iter_ = sum(int(r.n_cg) for r in results)
+        self.objective_ = per_problem([r.fun for r in results])
+        self.grad_norm_ = per_problem([r.grad_norm for r in results])
+        histories = [{k: np.asarray(v) for k, v in r.history.items()} for r in results]
+        self.history_ = histories[0] if one else histories
+        self.converged_ = all(bool(r.converged) for r in results)
         self.backend_ = fit["backend"]
         self.placement_ = fit["placement"]
         self.n_threads_ = fit["n_threads"]
-        if not res.converged and res.message == "max_iter reached":
-            warnings.warn(f"TRON did not converge in max_iter={self.max_iter} Newton iterations "
-                          f"(|g| = {res.grad_norm:.3g}, target {fit['eps'] * res.grad_norm0:.3g}); "
-                          "raise max_iter or tol", ConvergenceWarning, stacklevel=2)
+        for k, (res, eps) in enumerate(zip(results, fit["eps"])):
+            if not res.converged and res.message == "max_iter reached":
+                which = "" if one else f" (class {self.classes_[k]!r} against the rest)"
+                warnings.warn(f"TRON did not converge in max_iter={self.max_iter} Newton iterations{which} "
+                              f"(|g| = {res.grad_norm:.3g}, target {eps * res.grad_norm0:.3g}); "
+                              "raise max_iter or tol", ConvergenceWarning, stacklevel=2)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """``X @ coef_ + intercept_``, shape (n_samples,), float64; positive means ``classes_[1]``."""
+        """``X @ coef_.T + intercept_``, float64: shape (n_samples,) for two classes (positive means
+        ``classes_[1]``), else (n_samples, n_classes), one column per class against the rest."""
         Xh = check_predict_input(self, X)
         with thread_scope(self.n_jobs, blas=not scipy.sparse.issparse(Xh)):  # a dense product is BLAS's
-            return np.asarray(Xh @ self.coef_[0]).ravel() + self.intercept_[0]
+            if self.coef_.shape[0] == 1:
+                return np.asarray(Xh @ self.coef_[0]).ravel() + self.intercept_[0]
+            return np.asarray(Xh @ self.coef_.T) + self.intercept_
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels, shape (n_samples,), of ``classes_``'s dtype."""
-        positive = self.decision_function(X) > 0  # first: raises NotFittedError before classes_ is read
-        return self.classes_[positive.astype(np.intp)]
+        """Class labels, shape (n_samples,), of ``classes_``'s dtype: the sign of the decision value for two
+        classes, the largest one-vs-rest decision value otherwise (LIBLINEAR's ``predict``)."""
+        d = self.decision_function(X)  # first: raises NotFittedError before classes_ is read
+        if d.ndim == 1:
+            return self.classes_[(d > 0).astype(np.intp)]
+        return self.classes_[np.argmax(d, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags
 
 
 class TronLogisticRegression(_TronClassifier):
     """L2-regularised logistic regression trained by TRON (LIBLINEAR ``-s 0``), on CPU threads, a GPU or both.
 
-    Minimises ``1/2 w.w + C sum_i log(1 + exp(-y_i (x_i.w + b)))`` over ``w``
-    (and ``b`` with ``fit_intercept``), y in {-1, +1} from two labels of any kind.
+    Minimises ``1/2 w.w + sum_i C_i log(1 + exp(-y_i (x_i.w + b)))`` over ``w``
+    (and ``b`` with ``fit_intercept``), y in {-1, +1} from two labels of any kind;
+    with more classes, one such problem per class against the rest (LIBLINEAR's
+    one-vs-rest for ``-s 0`` and ``-s 2``: the same weights as LIBLINEAR's).
 
     Parameters
     ----------
@@ -153,6 +211,10 @@ class TronLogisticRegression(_TronClassifier):
         ``"tron"``: the trust-region Newton method of LIBLINEAR 2.20 - 2.30 (the paper's base);
         ``"newton"``: the line-search Newton method that replaced it in LIBLINEAR 2.40 (what
         ``liblinear-official`` >= 2.40 runs).  Both use the same preconditioned CG and stopping test.
+    class_weight : dict {label: weight}, "balanced" or None, default=None
+        LIBLINEAR's ``-wi``: ``C_i = C * weight[label_i]``.  Two classes: both sides weighted; one-vs-rest:
+        the class's own rows get ``C * weight``, the rest ``C`` (as LIBLINEAR does).  ``"balanced"``:
+        ``n_samples / (n_classes * count)``, as scikit-learn.
     backend : {"auto", "cpu", "cuda"}, default="auto"
         Where the work runs; ``"auto"`` is the GPU when one (and cupy) is present.
     n_jobs : int or None, default=None
@@ -176,20 +238,23 @@ class TronLogisticRegression(_TronClassifier):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        Sorted labels; ``classes_[1]`` is the positive class (y = +1).
-    coef_ : ndarray of shape (1, n_features), float64
-    intercept_ : ndarray of shape (1,), float64
+    classes_ : ndarray of shape (n_classes,)
+        Sorted labels; with two, ``classes_[1]`` is the positive class (y = +1).
+    coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features), float64
+        Row ``k``: class ``k`` against the rest.
+    intercept_ : ndarray of shape (1,) or (n_classes,), float64
         0.0 without ``fit_intercept``.
     n_iter_ : int
-        Newton iterations (CG solves, rejected trust-region steps included).
+        Newton iterations (CG solves, rejected trust-region steps included); the most of any one-vs-rest
+        problem.
     n_cg_iter_ : int
         Conjugate-gradient iterations (Hessian-vector products) in all.
-    objective_ : float
-        Final value of the objective.
-    grad_norm_ : float
+    objective_ : float, or ndarray of shape (n_classes,) for one-vs-rest
+        Final value of the objective (of each problem).
+    grad_norm_ : float, or ndarray of shape (n_classes,)
     converged_ : bool
-    history_ : dict of str -> ndarray
+        Every problem converged.
+    history_ : dict of str -> ndarray (a list of them, one per class, for one-vs-rest)
         Per iteration (row 0: the start): ``objective``, ``grad_norm``, ``delta`` (trust-region
         radius), ``step_size``, ``cg_iter``, ``accepted``, ``seconds`` and the cumulative seconds of
         the paper's three products ``t_Xw``, ``t_XTu``, ``t_Hv``.
@@ -210,19 +275,18 @@ class TronLogisticRegression(_TronClassifier):
     _loss = "logistic"
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Probabilities of ``classes_``, shape (n_samples, 2), float64."""
-        d = self.decision_function(X)
-        p = np.empty_like(d)
-        pos = d >= 0
-        p[pos] = 1.0 / (1.0 + np.exp(-d[pos]))
-        e = np.exp(d[~pos])
-        p[~pos] = e / (1.0 + e)
-        return np.column_stack([1.0 - p, p])
+        """Probabilities of ``classes_``, shape (n_samples, n_classes), float64: the logistic function of the
+        decision value for two classes; for one-vs-rest each class's logistic value, normalised to sum 1
+        (LIBLINEAR's ``predict_probability``)."""
+        return np.exp(self.predict_log_proba(X))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba`, computed without underflow, shape (n_samples, 2)."""
+        """Log of :meth:`predict_proba`, computed without underflow, shape (n_samples, n_classes)."""
         d = self.decision_function(X)
-        return np.column_stack([-np.logaddexp(0.0, d), -np.logaddexp(0.0, -d)])
+        if d.ndim == 1:
+            return np.column_stack([-np.logaddexp(0.0, d), -np.logaddexp(0.0, -d)])
+        log_p = -np.logaddexp(0.0, -d)  # log sigma(d) of each class
+        return log_p - np.logaddexp.reduce(log_p, axis=1, keepdims=True)
 
 
 class TronLinearSVC(_TronClassifier):

@@ -98,7 +98,8 @@ def time_against_liblinear(X: Any, y: Any, loss: str = "logistic", C: float = PA
     LIBLINEAR is timed by its C ``train`` call on a problem built beforehand
     (as the paper timed ``tron()``); dtlab by its whole ``fit``, input checks
     included.  ``multicore`` adds ``liblinear-multicore -m T`` for the largest
-    ``T`` of ``threads`` (the whole machine's peer).
+    ``T`` of ``threads`` (the whole machine's peer), run and timed in a process
+    of its own, where its OpenMP threads do not contend with numba's.
 
     Returns
     -------
@@ -109,10 +110,18 @@ def time_against_liblinear(X: Any, y: Any, loss: str = "logistic", C: float = PA
     paper reported), ``t_Xw``, ``t_XTu``, ``t_Hv``, ``t_other`` (seconds of one fit by the paper's three
     products).
     """
-    cls = ESTIMATORS[loss]
     peers = [Liblinear(X, y)]
     if multicore:
-        peers.append(Liblinear(X, y, threads=max(threads)))
+        peers.append(Liblinear(X, y, threads=max(threads)))  # in a process of its own
+    try:
+        return _time_against(peers, X, y, loss, C, eps, threads, solvers, gpu, repeats)
+    finally:
+        for peer in peers:
+            peer.close()
+
+
+def _time_against(peers, X, y, loss, C, eps, threads, solvers, gpu, repeats) -> list[dict]:
+    cls = ESTIMATORS[loss]
     refs = [peer.fit(loss, C, eps) for peer in peers]
     configs = _configs(threads, solvers, gpu)
     estimators = []
@@ -283,10 +292,10 @@ def _speedup_figure(ctx: RunContext) -> dict:
                                 "machine) on a9a, w8a, the RCV1 subset and >= 10^6 x 10^7-nnz synthetic data",
                     captions=benchmark_captions)
 def _benchmark(ctx: RunContext) -> dict:
-    from ..experiments.peer_env import liblinear_multicore
+    from ..experiments.peer_env import liblinear_multicore_dir
 
     try:
-        liblinear_multicore()
+        liblinear_multicore_dir()  # it runs in a process of its own (Liblinear)
         missing = None
     except (ModuleNotFoundError, OSError) as err:
         missing = f"liblinear-multicore could not be loaded: {err}"

@@ -36,7 +36,7 @@ import numpy as np
 from ..backend import to_host
 from . import _cpu
 from ._operators import NumbaCsrRows
-from .tron import XpOps
+from .vector_ops import XpOps
 
 
 def _convert(array: Any, xp: Any) -> Any:
@@ -69,7 +69,10 @@ class _BlockLoss:
 
     def value(self, w, init: float = 0.0):
         """``init +`` the loss sum at ``w`` (a 0-d ``xp`` array or a float); keeps ``z = X w``."""
-        self.z = self.block.matvec(w)
+        if self.fused and not w.any():  # TRON's start: X 0 is +0.0 in every row, no pass over X needed
+            self.z = np.zeros(self.block.n_rows)
+        else:
+            self.z = self.block.matvec(w)
         if self.fused:
             k, n_chunks = self._row_kernels()
             return k["_loss_value"](self.z, self.z, 0.0, self.y, self.C, float(init), self._kind, n_chunks)
@@ -176,6 +179,23 @@ class LiblinearVectorOps:
     def floor(value: float, tiny: float = 1e-300) -> float:
         return max(value, tiny)
 
+    # CG's vector updates (XpOps's, fused in :mod:`._cpu`; the same values)
+    @staticmethod
+    def cg_start(g, M):
+        s, r, z, d = (np.empty(g.shape[0]) for _ in range(4))
+        return s, r, z, d, _cpu.cg_start(g, M, s, r, z, d)
+
+    @staticmethod
+    def cg_trial(alpha, d, Hd, s, r, g, M, spare=None):
+        s_new, r_new, z_new = spare if spare is not None else (np.empty_like(s) for _ in range(3))
+        newQ, zTr = _cpu.cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new)
+        return s_new, r_new, z_new, newQ, zTr
+
+    @staticmethod
+    def cg_direction(zTr_new, zTr, d, z):
+        _cpu.cg_direction(zTr_new / zTr, d, z)
+        return d
+
 
 class L2Objective:
     """``f(w) = 1/2 w.w + sum over row blocks of the loss``, in the solver's array module.
@@ -217,6 +237,15 @@ class L2Objective:
     def _to(self, part, v):
         return v if part.xp is self.xp else _convert(v, part.xp)
 
+    def _plus(self, v, vectors):
+        """``v +`` the sum of the blocks' ``vectors``; one block's own fresh vector is added to in place
+        (``v + x`` and ``x + v`` are the same bits), so the solver's hot loop makes no temporary."""
+        if len(self.parts) == 1 and self.parts[0].xp is self.xp:
+            out = vectors[0]
+            out += v
+            return out
+        return v + self._sum_vectors(vectors)
+
     def _sum_vectors(self, vectors):
         total = None
         for part, v in zip(self.parts, vectors):
@@ -249,14 +278,14 @@ class L2Objective:
             part.prepare_hessian()
         # LIBLINEAR starts the diagonal's sums from 1; with several blocks the 1 is added once, after.
         diag_init = 1.0 if len(self.parts) == 1 else 0.0
-        g = w + self._sum_vectors([part.grad_part(diag_init) for part in self.parts])
+        g = self._plus(w, [part.grad_part(diag_init) for part in self.parts])
         self._wait()
         self.seconds["XTu"] += time.perf_counter() - start
         return g
 
     def hv(self, s):
         start = time.perf_counter()
-        out = s + self._sum_vectors([part.hv_part(self._to(part, s)) for part in self.parts])
+        out = self._plus(s, [part.hv_part(self._to(part, s)) for part in self.parts])
         self._wait()
         self.seconds["Hv"] += time.perf_counter() - start
         return out

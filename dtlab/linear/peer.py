@@ -4,8 +4,11 @@ LIBLINEAR prints its per-iteration log from C to file descriptor 1; the
 runs here capture that descriptor to count the Newton iterations and read the
 objective and gradient norm per iteration.  The objective of the returned
 model is recomputed here with dtlab's formula, so both sides are measured by
-the same ruler.  The official package is single-threaded (the multi-core
-LIBLINEAR is a separate release).
+the same ruler.  The official package is single-threaded and runs in this
+process.  The multi-core LIBLINEAR (a separate release, ``make peers``) runs
+in a process of its own (:mod:`._liblinear_worker`, no numba there), which
+times its ``train`` call: in this process its OpenMP threads would contend
+with numba's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
@@ -96,34 +100,50 @@ class Liblinear:
     fit_intercept : bool
         LIBLINEAR's ``-B 1``.
     threads : int or None
-        None: ``liblinear-official`` (single-threaded); a number: ``liblinear-multicore`` with ``-m threads``.
+        None: ``liblinear-official`` (single-threaded); a number: ``liblinear-multicore`` with ``-m threads``,
+        in its own process (call :meth:`close` when done, or use the object as a context manager).
+
+    Raises
+    ------
+    ModuleNotFoundError : ``threads`` given and liblinear-multicore not built (``make peers``)
     """
 
     def __init__(self, X: Any, y: Any, fit_intercept: bool = False, threads: int | None = None):
-        if threads is None:
-            from liblinear import liblinear as ll
-        else:
-            from ..experiments.peer_env import liblinear_multicore
-
-            ll = liblinear_multicore()
-        self.threads = threads
-
         classes = np.unique(y)
         if len(classes) != 2:
             raise ValueError(f"LIBLINEAR runs here are for two classes, got {len(classes)}")
-        self.ll = ll
+        self.threads = threads
         self.y_pm = np.where(np.asarray(y) == classes[1], 1.0, -1.0)
         self.X = scipy.sparse.csr_matrix(X, dtype=np.float64)
         self.X.sort_indices()
         self.fit_intercept = fit_intercept
-        self.prob = ll.problem(self.y_pm, self.X)
+        self.worker = None
+        if threads is None:
+            from liblinear import liblinear as ll
+
+            self.ll = ll
+            self.prob = ll.problem(self.y_pm, self.X)
+        else:
+            self.worker, self.version = _multicore_worker(self.X, self.y_pm)
+
+    def close(self) -> None:
+        """End the multi-core LIBLINEAR's process (nothing to do for the single-threaded one)."""
+        if self.worker is not None:
+            self.worker.close()
+
+    def __enter__(self) -> "Liblinear":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _options(self, loss: str, C: float, eps: float) -> str:
+        options = f"-s {SOLVER_FLAGS[loss]} -c {C!r} -e {eps!r}" + (" -B 1" if self.fit_intercept else "")
+        return options + (f" -m {int(self.threads)}" if self.threads is not None else "")
 
     def _train(self, loss: str, C: float, eps: float, quiet: bool):
         ll = self.ll
-        options = f"-s {SOLVER_FLAGS[loss]} -c {C!r} -e {eps!r}" + (" -B 1" if self.fit_intercept else "")
-        if self.threads is not None:
-            options += f" -m {int(self.threads)}"
-        param = ll.parameter(options + (" -q" if quiet else ""))
+        param = ll.parameter(self._options(loss, C, eps) + (" -q" if quiet else ""))
         self.prob.set_bias(param.bias)
         ll.liblinear.set_print_string_function(param.print_func)
         start = time.perf_counter()
@@ -131,24 +151,32 @@ class Liblinear:
         return model, time.perf_counter() - start
 
     def seconds(self, loss: str = "logistic", C: float = 1.0, eps: float = 0.1) -> float:
-        """Wall time of one quiet ``train`` call (the C solver alone, as the paper timed ``tron()``)."""
+        """Wall time of one quiet ``train`` call (the C solver alone, as the paper timed ``tron()``; the
+        multi-core one timed in its own process)."""
+        if self.worker is not None:
+            return float(self.worker.ask(cmd="train", options=self._options(loss, C, eps))["seconds"])
         return self._train(loss, C, eps, quiet=True)[1]
 
     def fit(self, loss: str = "logistic", C: float = 1.0, eps: float = 0.1) -> LiblinearRun:
         """Train once with the log captured; weights in dtlab's sign convention."""
-        with capture_fd1() as captured:
-            model, seconds = self._train(loss, C, eps, quiet=False)
-        log = captured[0]
-        n_features = self.X.shape[1]
-        w = np.array([model.get_decfun_coef(j + 1) for j in range(n_features)])
-        b = float(model.get_decfun_bias()) if self.fit_intercept else 0.0
-        if model.get_labels()[0] != 1:  # LIBLINEAR's w decides for its first label
+        if self.worker is not None:
+            reply = self.worker.ask(cmd="train", options=self._options(loss, C, eps), details=True)
+            log, seconds, version = reply["log"], reply["seconds"], self.version
+            w, b, first_label = np.array(reply["w"]), reply["bias"], reply["first_label"]
+        else:
+            with capture_fd1() as captured:
+                model, seconds = self._train(loss, C, eps, quiet=False)
+            log, version = captured[0], _version(self.ll)
+            w = np.array([model.get_decfun_coef(j + 1) for j in range(self.X.shape[1])])
+            b, first_label = float(model.get_decfun_bias()), model.get_labels()[0]
+        b = b if self.fit_intercept else 0.0
+        if first_label != 1:  # LIBLINEAR's w decides for its first label
             w, b = -w, -b
         rows = [m.groups() for m in map(_ITER.match, log.splitlines()) if m]
         return LiblinearRun(coef=w, intercept=b, objective=objective_value(self.X, self.y_pm, w, b, C, loss),
                             n_iter=len(rows), seconds=seconds, log=log,
                             objective_per_iter=[float(r[1]) for r in rows],
-                            grad_norm_per_iter=[float(r[2]) for r in rows], version=_version(self.ll))
+                            grad_norm_per_iter=[float(r[2]) for r in rows], version=version)
 
 
 def liblinear_fit(X: Any, y: Any, *, loss: str = "logistic", C: float = 1.0, eps: float = 0.1,
@@ -180,3 +208,21 @@ def _version(ll: Any) -> int:
         return int(ctypes.c_int.in_dll(ll.liblinear, "liblinear_version").value)
     except (ValueError, AttributeError):
         return 0
+
+
+def _multicore_worker(X: scipy.sparse.csr_matrix, y_pm: np.ndarray):
+    """A :class:`~dtlab.experiments.peer_env.Worker` running liblinear-multicore on ``(X, y_pm)``, and the
+    version it reports."""
+    from ..experiments.peer_env import Worker, liblinear_multicore_dir
+
+    folder = liblinear_multicore_dir()
+    worker = Worker(sys.executable, Path(__file__).with_name("_liblinear_worker.py"), str(folder))
+    try:
+        with tempfile.TemporaryDirectory(prefix="dtlab-liblinear-") as tmp:
+            path = Path(tmp) / "problem.npz"
+            np.savez(path, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape), y=y_pm)
+            version = worker.ask(cmd="data", path=str(path))["version"]
+    except Exception:
+        worker.close()
+        raise
+    return worker, int(version)

@@ -76,27 +76,67 @@ def liblinear_order(y: np.ndarray) -> np.ndarray:
     return np.concatenate([np.flatnonzero(y > 0), np.flatnonzero(y <= 0)]).astype(np.int64)
 
 
-def _host_part(make_loss, X: Any, y: np.ndarray, C: float):
-    """A host block and its loss: CSR rows in LIBLINEAR's order for the numba kernels, dense rows for BLAS."""
-    if scipy.sparse.issparse(X):
-        order = liblinear_order(y)
-        return make_loss(NumbaCsrRows(X, order), np.ascontiguousarray(y[order]), C)
-    return make_loss(ArrayRows(X, np), y, C)
+def class_costs(C: float | tuple[float, float]) -> tuple[float, float]:
+    """``(C_+, C_-)``: the loss weight of the rows with y = +1 and of those with y = -1 (LIBLINEAR's ``Cp``,
+    ``Cn``; one float gives both)."""
+    if isinstance(C, tuple):
+        return float(C[0]), float(C[1])
+    return float(C), float(C)
 
 
-def _device_block(X: Any, backend: Backend):
-    return ArrayRows(backend.to_device(X), backend.xp)
+def _row_sets(y: np.ndarray, C: float | tuple[float, float], order: np.ndarray | None):
+    """The row blocks of one memory and their C: ``[(rows or None, C)]``.
+
+    With one C for both classes, one block (rows ``order``, or None: LIBLINEAR's order for CSR, as given for
+    dense); with LIBLINEAR's ``-wi`` weights (``C_+ != C_-``), the positive rows, then the negative ones, each
+    in ``order``: the kernels take one C per block, and LIBLINEAR's order puts the positive rows first.
+    """
+    c_pos, c_neg = class_costs(C)
+    if c_pos == c_neg:
+        return [(order, c_pos)]
+    order = liblinear_order(y) if order is None else order
+    positive = y[order] > 0
+    return [(rows, c) for rows, c in ((order[positive], c_pos), (order[~positive], c_neg)) if rows.shape[0]]
 
 
-def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend, placement: str = "auto",
-                    device_memory: int | None = None) -> tuple[L2Objective, dict]:
+def _host_parts(make_loss, X: Any, y: np.ndarray, C, order: np.ndarray | None = None) -> list:
+    """Host blocks and their losses: CSR rows in LIBLINEAR's order (or ``order``) for the numba kernels, dense
+    rows for BLAS."""
+    parts = []
+    sparse = scipy.sparse.issparse(X)
+    for rows, c in _row_sets(y, C, order if sparse else None):  # BLAS's sums have their own order: no copy
+        if sparse:
+            rows = liblinear_order(y) if rows is None else rows
+            if rows.shape[0] == X.shape[0]:  # a permutation: the block copies the rows in that order
+                parts.append(make_loss(NumbaCsrRows(X, rows), np.ascontiguousarray(y[rows]), c))
+            else:  # one class's rows: their own matrix
+                parts.append(make_loss(NumbaCsrRows(X[rows]), np.ascontiguousarray(y[rows]), c))
+        elif rows is None:
+            parts.append(make_loss(ArrayRows(X, np), y, c))
+        else:
+            parts.append(make_loss(ArrayRows(np.ascontiguousarray(X[rows]), np), y[rows], c))
+    return parts
+
+
+def _device_parts(make_loss, X: Any, y: np.ndarray, C, backend: Backend) -> list:
+    """Device blocks and their losses (one per class when the classes' C differ)."""
+    xp = backend.xp
+    return [make_loss(ArrayRows(backend.to_device(X if rows is None else X[rows]), xp),
+                      xp.asarray(y if rows is None else y[rows]), c) for rows, c in _row_sets(y, C, None)]
+
+
+def build_objective(X: Any, y: np.ndarray, C: float | tuple[float, float], loss: str, backend: Backend,
+                    placement: str = "auto", device_memory: int | None = None,
+                    order: np.ndarray | None = None) -> tuple[L2Objective, dict]:
     """The objective of a fit, its rows placed on the host, the device or both.
 
     Parameters
     ----------
     X : scipy.sparse CSR matrix or ndarray of shape (n_samples, n_features), float64, on the host
     y : ndarray of shape (n_samples,), float64 in {-1, +1}
-    C : float > 0
+    C : float > 0, or (C_+, C_-)
+        The loss weight, or one per class (LIBLINEAR's ``-wi``: ``C_+`` for the rows with y = +1); with two
+        different values each memory holds one block per class.
     loss : {"logistic", "squared_hinge"}
     backend : Backend
     placement : {"auto", "device", "mixed"}
@@ -104,6 +144,9 @@ def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend
     device_memory : int, optional
         Bytes the device may use; default: the GPU's free memory (unlimited under the simulator).
         A small value forces the mixed split (tests do this).
+    order : int array (n_samples,), optional
+        Row order of the host's CSR blocks (default: LIBLINEAR's binary order, the positive rows first);
+        one-vs-rest passes LIBLINEAR's multiclass order (the rows grouped by class).
 
     Returns
     -------
@@ -118,8 +161,8 @@ def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend
         if placement != "auto":
             raise ValueError(f"placement={placement!r} applies to backend='cuda' only; with backend="
                              f"'{backend.name}' every row is on the host (use placement='auto')")
-        part = _host_part(make_loss, X, y, C)
-        return L2Objective([part], np), {"placement": "host", "device_rows": 0, "host_rows": n}
+        return L2Objective(_host_parts(make_loss, X, y, C, order), np), {"placement": "host", "device_rows": 0,
+                                                                        "host_rows": n}
     need = device_bytes(X, loss)
     budget = backend.free_bytes() if device_memory is None else int(device_memory)
     fits = budget is None or need <= budget
@@ -128,9 +171,8 @@ def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend
         raise MemoryError(f"the data need about {_size(need)} on the GPU but only {_size(budget)} are available; "
                           "use placement='mixed' (GPU and CPU threads share the rows) or backend='cpu'")
     if placement == "device" or (placement == "auto" and fits):
-        xp = backend.xp
-        part = make_loss(_device_block(X, backend), xp.asarray(y), C)
-        return L2Objective([part], xp), {**info, "placement": "device", "device_rows": n, "host_rows": 0}
+        parts = _device_parts(make_loss, X, y, C, backend)
+        return L2Objective(parts, backend.xp), {**info, "placement": "device", "device_rows": n, "host_rows": 0}
     k = n if budget is None else rows_that_fit(X, loss, budget)
     if placement == "auto":
         warnings.warn(f"the data need about {_size(need)} on the GPU but only {_size(budget)} are available: "
@@ -138,7 +180,7 @@ def build_objective(X: Any, y: np.ndarray, C: float, loss: str, backend: Backend
                       UserWarning, stacklevel=3)
     parts = []
     if k > 0:
-        parts.append(make_loss(_device_block(X[:k], backend), backend.xp.asarray(y[:k]), C))
+        parts += _device_parts(make_loss, X[:k], y[:k], C, backend)
     if k < n:
-        parts.append(_host_part(make_loss, X[k:], y[k:], C))
+        parts += _host_parts(make_loss, X[k:], y[k:], C)
     return L2Objective(parts, np), {**info, "placement": "mixed", "device_rows": k, "host_rows": n - k}

@@ -48,6 +48,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .vector_ops import XpOps, with_cg_updates
+
 # LIBLINEAR's constants (tron.cpp / newton.cpp).
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
@@ -91,39 +93,6 @@ class TronResult:
     converged: bool
     message: str
     history: dict = field(default_factory=dict)
-
-
-class XpOps:
-    """Reductions for objectives that bring none (``objective.ops``), in the array module ``xp``.
-
-    ``dot`` and ``uMv`` return scalars of ``xp`` (with cupy: 0-d device arrays, no synchronisation);
-    ``fetch`` brings several of them to the host in one copy; ``seq_dot`` and ``norm`` return host floats.
-    """
-
-    def __init__(self, xp):
-        self.xp = xp
-
-    def dot(self, u, v):
-        return self.xp.dot(u, v)
-
-    def seq_dot(self, u, v) -> float:
-        return float(self.xp.dot(u, v))
-
-    def norm(self, v) -> float:
-        return math.sqrt(float(self.xp.dot(v, v)))
-
-    def uMv(self, u, M, v):
-        return self.xp.dot(u * M, v)
-
-    def floor(self, value, tiny: float = 1e-300):
-        """``max(value, tiny)`` without a copy to the host (a divisor whose quotient may go unused)."""
-        return self.xp.maximum(value, tiny)
-
-    def fetch(self, *values) -> tuple:
-        """Host floats of ``values`` (scalars of ``xp``): one copy for all of them."""
-        if self.xp.__name__ == "numpy":
-            return tuple(float(v) for v in values)
-        return tuple(float(v) for v in self.xp.stack([self.xp.asarray(v, dtype=float) for v in values]).get())
 
 
 class _Recorder:
@@ -177,6 +146,7 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
     eps_cg = DEFAULT_EPS_CG[method] if eps_cg is None else float(eps_cg)
     xp, n = objective.xp, objective.n_features
     ops = getattr(objective, "ops", None) or XpOps(xp)
+    ops = with_cg_updates(ops, xp)
     if hasattr(objective, "regularizer_first"):  # LIBLINEAR <= 2.3x summed w.w / 2 first, >= 2.40 last
         objective.regularizer_first = method == "trust_region"
     rec = _Recorder(objective, verbose, log)
@@ -267,11 +237,8 @@ def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) 
 def _cg_start(obj, ops, g, M):
     """The start of both CG variants: ``s = 0``, residual ``r = -g``, preconditioned ``z = d = r / M``, ``z.r``
     (a scalar of ``xp``) and ``z.r`` on the host."""
-    s = obj.xp.zeros(obj.n_features)
-    r = -g
-    z = r / M
-    zTr = ops.dot(z, r)
-    return s, r, z, z.copy(), zTr, ops.fetch(zTr)[0]
+    s, r, z, d, zTr = ops.cg_start(g, M)
+    return s, r, z, d, zTr, ops.fetch(zTr)[0]
 
 
 def _trpcg(obj, ops, delta, g, M, eps_cg):
@@ -307,7 +274,7 @@ def _trpcg(obj, ops, delta, g, M, eps_cg):
             r = r - alpha * Hd
             break
         s, r, z = s_new, r_new, z_new
-        d = (znewTrnew / zTr) * d + z
+        d = ops.cg_direction(znewTrnew, zTr, d, z)
         zTr, zTr_host = znewTrnew, znewTrnew_host
     return s, r, cg_iter, reach_boundary
 
@@ -364,20 +331,17 @@ def _pcg(obj, ops, g, M, eps_cg, rec):
     n = obj.n_features
     s, r, z, d, zTr, zTr_host = _cg_start(obj, ops, g, M)
     cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr_host)))
-    cg_iter, max_cg_iter, Q = 0, max(n, 5), 0.0
+    cg_iter, max_cg_iter, Q, spare = 0, max(n, 5), 0.0, None
     while cg_iter < max_cg_iter:
         cg_iter += 1
         Hd = obj.hv(d)
         dHd = ops.dot(d, Hd)
         alpha = zTr / ops.floor(dHd)  # the quotient is used only when dHd > 1e-16, where the floor is dHd
-        s_new = s + alpha * d
-        r_new = r - alpha * Hd
-        newQ = -0.5 * (ops.dot(s_new, r_new) - ops.dot(s_new, g))
-        z_new = r_new / M
-        znewTrnew = ops.dot(z_new, r_new)
+        s_new, r_new, z_new, newQ, znewTrnew = ops.cg_trial(alpha, d, Hd, s, r, g, M, spare)
         dHd, newQ, znewTrnew_host = ops.fetch(dHd, newQ, znewTrnew)
         if dHd <= 1.0e-16:  # avoid 0/0 in alpha
             break
+        spare = (s, r, z)  # the vectors the step replaces: the next trial may write into them
         s, r = s_new, r_new
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
@@ -388,6 +352,6 @@ def _pcg(obj, ops, g, M, eps_cg, rec):
             break
         Q = newQ
         z = z_new
-        d = (znewTrnew / zTr) * d + z
+        d = ops.cg_direction(znewTrnew, zTr, d, z)
         zTr, zTr_host = znewTrnew, znewTrnew_host
     return s, cg_iter

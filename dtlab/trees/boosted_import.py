@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .categorical import CategoricalSplits
 from .ensemble import Ensemble, ModelFormatError, strict_to_inclusive_float32
 from .packed import PackedForest
 
@@ -28,6 +29,34 @@ GBDT_FORMAT = "dtlab.GBDT/1"
 #: The arrays of one boosted tree, and their dtypes in memory.
 TREE_FIELDS = {"feature": np.int32, "threshold": np.float32, "missing_left": np.bool_, "left": np.int32,
                "right": np.int32, "value": np.float32, "gain": np.float64, "cover": np.float64}
+#: A tree's categorical splits in a model file (absent when it has none): node ``cat_nodes[i]`` sends the
+#: categories ``cat_values[cat_offsets[i]:cat_offsets[i + 1]]`` left, every other category right.
+CATEGORY_FIELDS = {"cat_nodes": np.int32, "cat_offsets": np.int64, "cat_values": np.int64}
+
+
+def categories_to_fields(categories: Mapping[int, np.ndarray]) -> dict[str, list]:
+    """A tree's ``{node: categories going left}`` as the lists of :data:`CATEGORY_FIELDS` (empty: no fields)."""
+    if not categories:
+        return {}
+    nodes = sorted(int(k) for k in categories)
+    sizes = [len(categories[k]) for k in nodes]
+    return {"cat_nodes": nodes, "cat_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist(),
+            "cat_values": np.concatenate([np.asarray(categories[k], np.int64) for k in nodes]).tolist()}
+
+
+def _categories_of(item: Mapping, t: int, n_nodes: int) -> dict[int, np.ndarray]:
+    """The ``{node: categories}`` of tree ``t``'s :data:`CATEGORY_FIELDS`, checked."""
+    if not any(k in item for k in CATEGORY_FIELDS):
+        return {}
+    try:
+        nodes, offsets, values = (_column(item[k], k, dtype, t) for k, dtype in CATEGORY_FIELDS.items())
+    except KeyError as err:
+        raise ModelFormatError(f"tree {t}: categorical splits need all of {list(CATEGORY_FIELDS)}") from err
+    if offsets.shape != (nodes.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != values.shape[0] or \
+            (np.diff(offsets) < 0).any() or (nodes < 0).any() or (nodes >= n_nodes).any() or (values < 0).any():
+        raise ModelFormatError(f"tree {t}: malformed categorical splits (offsets, node indices or negative "
+                               "categories)")
+    return {int(k): values[offsets[i]:offsets[i + 1]] for i, k in enumerate(nodes)}
 
 
 def read_boosted_trees(items: Any) -> list[dict[str, np.ndarray]]:
@@ -51,6 +80,7 @@ def read_boosted_trees(items: Any) -> list[dict[str, np.ndarray]]:
         tree = {key: _column(item[key], key, dtype, t) for key, dtype in TREE_FIELDS.items()}
         if len({a.shape[0] for a in tree.values()}) != 1 or tree["feature"].shape[0] == 0:
             raise ModelFormatError(f"tree {t}: its fields have different lengths (or none)")
+        tree["categories"] = _categories_of(item, t, tree["feature"].shape[0])
         trees.append(tree)
     return trees
 
@@ -75,7 +105,9 @@ def boosted_ensemble(trees: Sequence[Any], n_features: int, n_outputs: int, base
     Parameters
     ----------
     trees : sequence of objects or dicts with the arrays of :data:`TREE_FIELDS` (``left``/``right`` tree-local,
-        -1 at leaves; ``threshold`` float32, ``x < threshold`` goes left; ``value`` the leaf output)
+        -1 at leaves; ``threshold`` float32, ``x < threshold`` goes left; ``value`` the leaf output) and
+        optionally ``categories``, ``{node: categories going left}`` (any other category goes right, a
+        missing value the ``missing_left`` way)
     n_features, n_outputs : int
     base_margin : float
         Added to every output column.
@@ -100,16 +132,31 @@ def boosted_ensemble(trees: Sequence[Any], n_features: int, n_outputs: int, base
                                       strict_to_inclusive_float32(cat["threshold"]), cat["left"], cat["right"],
                                       cat["missing_left"], cat["value"].astype(np.float64)[:, None])
     n_trees = len(trees)
-    ens = Ensemble(forest, int(n_features), int(n_outputs), np.arange(n_trees, dtype=np.int64) % int(n_outputs),
-                   np.full(int(n_outputs), float(base_margin)), 1.0, np.float32, source=source,
-                   feature_names=feature_names)
     try:
+        categorical = _categorical_splits(trees, sizes)
+        ens = Ensemble(forest, int(n_features), int(n_outputs), np.arange(n_trees, dtype=np.int64) % int(n_outputs),
+                       np.full(int(n_outputs), float(base_margin)), 1.0, np.float32, source=source,
+                       feature_names=feature_names, categorical=categorical)
         if n_trees % int(n_outputs):
             raise ValueError(f"{n_trees} trees are not whole rounds of {n_outputs} outputs")
         ens.validate()
     except ValueError as err:
         raise ModelFormatError(f"inconsistent boosted model: {err}") from err
     return ens
+
+
+def _categorical_splits(trees: Sequence[Any], sizes: list[int]) -> CategoricalSplits | None:
+    """The categorical nodes of all trees (forest-global), or None where no tree has one."""
+    nodes, sets, start = [], [], 0
+    for t, n in zip(trees, sizes):
+        cats = t.get("categories") if isinstance(t, Mapping) else getattr(t, "categories", None)
+        for node, values in (cats or {}).items():
+            nodes.append(start + int(node))
+            sets.append(np.asarray(values, np.int64))
+        start += n
+    if not nodes:
+        return None
+    return CategoricalSplits.from_sets(np.asarray(nodes, np.int64), sets, np.zeros(len(nodes), bool))
 
 
 def ensemble_from_gbdt_json(doc: Mapping) -> Ensemble:

@@ -83,6 +83,9 @@ class Ensemble:
         Values with ``|x| <= zero_threshold`` are read as 0.0 (LightGBM: ``kZeroThreshold = 1e-35f``).
     source : str
     feature_names : list of str or None
+    categorical : CategoricalSplits or None
+        The category sets of the categorical nodes (:mod:`dtlab.trees.categorical`); None: every node
+        tests ``x <= threshold``.
     """
 
     forest: PackedForest
@@ -97,6 +100,7 @@ class Ensemble:
     zero_threshold: float = 0.0
     source: str = "dtlab"
     feature_names: list | None = None
+    categorical: Any = None
 
     @property
     def n_values(self) -> int:
@@ -112,6 +116,8 @@ class Ensemble:
             raise ValueError("tree_column must give every tree columns inside [0, n_outputs)")
         if self.base.shape != (self.n_outputs,):
             raise ValueError(f"base must have shape ({self.n_outputs},), got {self.base.shape}")
+        if self.categorical is not None:
+            self.categorical.validate(self.forest)
 
 
 def strict_to_inclusive_float32(threshold: np.ndarray) -> np.ndarray:

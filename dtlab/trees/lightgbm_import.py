@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .categorical import CategoricalSplits
 from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack, read_json_model
 
 #: LightGBM's kZeroThreshold (``1e-35f``, a float32 literal): its predictor reads ``|x| <=`` it as 0.
@@ -40,7 +41,7 @@ def from_lightgbm(model: Any) -> Ensemble:
     Raises
     ------
     ModelFormatError
-        Malformed dump, linear trees, or a categorical split (naming its feature).
+        Malformed dump, linear trees, or a decision type other than ``<=`` and ``==``.
     """
     dump = load_dump(model)
     try:
@@ -55,28 +56,54 @@ def from_lightgbm(model: Any) -> Ensemble:
     def name(f):
         return f"feature {f} ({names[f]!r})" if names and f < len(names) else f"feature {f}"
 
+    splits_read: list = []  # per internal node in preorder: its categories going left, or None
+
     def split(node):
         f = int(node["split_feature"])
-        if node.get("decision_type", "<=") != "<=":
-            raise ModelFormatError(f"categorical split on {name(f)} (decision_type "
-                                   f"{node['decision_type']!r}) is not supported; only numerical '<=' splits")
         kind = node.get("missing_type", "None")
         if missing_type.setdefault(f, kind) != kind:
             raise ModelFormatError(f"{name(f)} has splits with missing_type {missing_type[f]!r} and {kind!r}")
+        decision = node.get("decision_type", "<=")
+        if decision == "==":
+            # LightGBM's CategoricalDecision: the listed categories go left, any other (and a negative value)
+            # right; NaN right, or read as category 0 where missing_type is None (nan_as_zero does that)
+            listed = np.asarray([int(c) for c in str(node["threshold"]).split("||")], np.int64)
+            splits_read.append(listed)
+            zero_left = kind == "None" and bool((listed == 0).any())
+            categorical_features.add(f)
+            # threshold: where 0 goes, so that reading NaN as 0 in the trees (inference.rules) stays right
+            return f, 0.0 if zero_left else -1.0, zero_left
+        if decision != "<=":
+            raise ModelFormatError(f"{name(f)}: decision_type {decision!r} is not supported ('<=' and '==')")
+        splits_read.append(None)
         return f, float(node["threshold"]), bool(node.get("default_left", True))
 
-    trees = []
+    trees, cat_nodes, cat_sets, categorical_features, n_nodes = [], [], [], set(), 0
     for info in infos:
         if info.get("is_linear"):
             raise ModelFormatError("linear-tree LightGBM models are not supported")
+        splits_read.clear()
         try:
-            trees.append(nested_to_arrays(info["tree_structure"], lambda n: (n["left_child"], n["right_child"]),
-                                          lambda n: "split_feature" not in n, split, lambda n: n["leaf_value"]))
+            tree = nested_to_arrays(info["tree_structure"], lambda n: (n["left_child"], n["right_child"]),
+                                    lambda n: "split_feature" not in n, split, lambda n: n["leaf_value"])
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, ModelFormatError):
                 raise
             raise ModelFormatError(f"malformed LightGBM tree: {err!r}") from err
+        for node, listed in zip(np.flatnonzero(tree["left"] != -1), splits_read):  # both in preorder
+            if listed is not None:
+                cat_nodes.append(n_nodes + int(node))
+                cat_sets.append(listed)
+        n_nodes += tree["left"].shape[0]
+        trees.append(tree)
     forest = pack(trees)
+    categorical = None
+    if cat_nodes:
+        if any((c < 0).any() for c in cat_sets):
+            raise ModelFormatError("a LightGBM categorical split lists a negative category")
+        categorical = CategoricalSplits.from_sets(np.asarray(cat_nodes, np.int64), cat_sets,
+                                                  np.zeros(len(cat_nodes), bool),
+                                                  truncated_features=sorted(categorical_features))
     zero = np.asarray(sorted(f for f, k in missing_type.items() if k == "Zero"), np.int64)
     none = np.asarray(sorted(f for f, k in missing_type.items() if k == "None"), np.int64)
     # missing_type None: NaN becomes 0.0 and then meets the threshold (default_left plays no part)
@@ -84,7 +111,8 @@ def from_lightgbm(model: Any) -> Ensemble:
     ens = Ensemble(forest, n_features, per_iter, np.arange(n_trees, dtype=np.int64) % per_iter,
                    np.zeros(per_iter), 1.0,
                    None, nan_as_zero=none, zero_as_missing=zero, zero_threshold=ZERO_THRESHOLD,
-                   source=f"lightgbm.{str(dump.get('objective', '')).split(' ')[0]}", feature_names=names)
+                   source=f"lightgbm.{str(dump.get('objective', '')).split(' ')[0]}", feature_names=names,
+                   categorical=categorical)
     try:
         ens.validate()
     except ValueError as err:

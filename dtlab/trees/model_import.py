@@ -23,7 +23,8 @@ from .packed import PackedForest
 SUPPORTED = ("FlatTree", "list of FlatTree", "PackedForest (with value)",
              "dtlab estimators (greedy and GDT trees: tree_; GBDT: to_ensemble())",
              "dtlab model files (FlatTree JSON: tree_.save; GBDT JSON: save_json)",
-             "scikit-learn DecisionTree*/ExtraTree*/RandomForest*/ExtraTrees*", "xgboost.Booster / XGBModel",
+             "scikit-learn DecisionTree*/ExtraTree*/RandomForest*/ExtraTrees*",
+             "scikit-learn GradientBoosting*/HistGradientBoosting*", "xgboost.Booster / XGBModel",
              "lightgbm.Booster / LGBMModel", "XGBoost model JSON (save_raw / save_model)",
              "LightGBM dump_model() JSON", "dtlab.trees.ensemble.Ensemble")
 
@@ -64,6 +65,7 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     from .boosted_import import GBDT_FORMAT, ensemble_from_gbdt_json
     from .flat import JSON_FORMAT as FLAT_TREE_FORMAT
     from .lightgbm_import import from_lightgbm
+    from .sklearn_boosting_import import SKLEARN_BOOSTING, ensemble_from_sklearn_boosting
     from .sklearn_import import SKLEARN_SUPPORTED, ensemble_from_sklearn
     from .xgboost_import import from_xgboost
 
@@ -88,6 +90,8 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     if isinstance(getattr(model, "tree_", None), FlatTree):  # dtlab estimators predict on float32 X
         return _from_flat_trees([model.tree_], combine, np.float32)
     kind = type(model).__module__.split(".")[0]
+    if type(model).__name__ in SKLEARN_BOOSTING and kind == "sklearn":
+        return ensemble_from_sklearn_boosting(model)
     if kind == "sklearn" or type(model).__name__ in SKLEARN_SUPPORTED:
         return ensemble_from_sklearn(model)
     if kind == "xgboost":

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .categorical import CategoricalSplits
 from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack, strict_to_inclusive_float32
 
 #: Objectives whose base_score is stored as a probability (margin = logit).
@@ -65,7 +66,7 @@ def from_xgboost(model: Any) -> Ensemble:
     Raises
     ------
     ModelFormatError
-        Malformed JSON, a linear or dart booster, categorical splits, vector leaves.
+        Malformed JSON, a linear or dart booster, vector leaves.
     """
     learner = load_json(model)["learner"]
     try:
@@ -85,14 +86,11 @@ def from_xgboost(model: Any) -> Ensemble:
     if n_targets > 1:
         raise ModelFormatError("multi-target XGBoost models are not supported")
     n_outputs = max(n_class, 1)
-    trees = []
+    trees, cat_nodes, cat_sets, n_nodes = [], [], [], 0
     for t in trees_json:
         try:
             if int(t["tree_param"].get("size_leaf_vector", "1")) > 1:
                 raise ModelFormatError("vector-leaf XGBoost trees are not supported")
-            if any(int(s) != 0 for s in t.get("split_type", [])):
-                raise ModelFormatError("categorical splits of XGBoost are not supported (split_type 1); "
-                                       "one-hot encode the feature instead")
             left = np.asarray(t["left_children"], np.int32)
             right = np.asarray(t["right_children"], np.int32)
             cond = np.asarray(t["split_conditions"], np.float64)
@@ -101,22 +99,54 @@ def from_xgboost(model: Any) -> Ensemble:
         except (KeyError, TypeError, ValueError) as err:
             raise ModelFormatError(f"malformed XGBoost tree: {err}") from err
         leaf = left == -1
-        trees.append({"feature": np.where(leaf, -1, feat).astype(np.int32),
-                      "threshold": np.where(leaf, 0.0, strict_to_inclusive_float32(cond)),
+        categorical = _categorical_nodes(t, left.shape[0])
+        threshold = np.where(leaf, 0.0, strict_to_inclusive_float32(np.nan_to_num(cond)))
+        for node, _ in categorical:
+            threshold[node] = 0.0  # the node tests a set (cat_sets); its split condition means nothing
+            cat_nodes.append(n_nodes + node)
+        cat_sets += [listed for _, listed in categorical]
+        trees.append({"feature": np.where(leaf, -1, feat).astype(np.int32), "threshold": threshold,
                       "left": left, "right": right, "missing_left": default_left,
                       "value": np.where(leaf, cond, 0.0)[:, None]})
+        n_nodes += left.shape[0]
     forest = pack(trees)
+    categorical = None
+    if cat_nodes:
+        # XGBoost sends its listed categories right and every other value left (negative ones and those
+        # beyond the list too): the left set is the complement inside the bitset's whole words, out_left True
+        left_sets = [np.setdiff1d(np.arange(32 * (int(c.max()) // 32 + 1)), c) for c in cat_sets]
+        categorical = CategoricalSplits.from_sets(np.asarray(cat_nodes, np.int64), left_sets,
+                                                  np.ones(len(cat_nodes), bool))
     base = _parse_base_score(params.get("base_score", "0.5"))
     base = np.array([_base_margin(objective, float(b)) for b in base])
     base = np.broadcast_to(base, (n_outputs,)).astype(np.float64) if base.size in (1, n_outputs) else base
     ens = Ensemble(forest, n_features, n_outputs, np.asarray(tree_info, np.int64) % n_outputs,
                    np.ascontiguousarray(base), 1.0, np.float32, source=f"xgboost.{objective}",
-                   feature_names=learner.get("feature_names") or None)
+                   feature_names=learner.get("feature_names") or None, categorical=categorical)
     try:
         ens.validate()
     except ValueError as err:
         raise ModelFormatError(f"inconsistent XGBoost model: {err}") from err
     return ens
+
+
+def _categorical_nodes(tree: dict, n_nodes: int) -> list[tuple[int, np.ndarray]]:
+    """The categorical splits of one XGBoost tree (``split_type`` 1): ``(node, listed categories)`` pairs."""
+    kinds = np.asarray(tree.get("split_type", []), np.int64)
+    if not (kinds != 0).any():
+        return []
+    try:
+        nodes = np.asarray(tree["categories_nodes"], np.int64)
+        starts = np.asarray(tree["categories_segments"], np.int64)
+        sizes = np.asarray(tree["categories_sizes"], np.int64)
+        values = np.asarray(tree["categories"], np.int64)
+    except KeyError as err:
+        raise ModelFormatError(f"an XGBoost tree with categorical splits lacks {err}") from err
+    if not (nodes.shape == starts.shape == sizes.shape) or (sizes < 1).any() or (starts < 0).any() or \
+            (starts + sizes > values.shape[0]).any() or (nodes < 0).any() or (nodes >= n_nodes).any() or \
+            (values < 0).any() or set(nodes.tolist()) != set(np.flatnonzero(kinds == 1).tolist()):
+        raise ModelFormatError("malformed categorical splits in an XGBoost tree")
+    return [(int(k), values[s:s + z]) for k, s, z in zip(nodes, starts, sizes)]
 
 
 def from_xgboost_dump(dump: list, n_features: int, base_margin: float | np.ndarray = 0.0,

@@ -4,8 +4,10 @@ import pytest
 
 from dtlab.datasets import chess3x3
 from dtlab.evolution import experiments as exp
+from dtlab.evolution.experiments.chess import _stop_at_ideal
+from dtlab.evolution.experiments.producers import gdt_backend
 from dtlab.experiments.catalog import load_all
-from dtlab.experiments.registry import BENCHMARKS, FIGURES
+from dtlab.experiments.registry import BENCHMARKS, FIGURES, RunContext
 
 
 def test_chess_runs_tables():
@@ -27,7 +29,7 @@ def test_reached_ideal_on_records_and_frames():
     assert not exp.reached_ideal({**good, "best_size": 19, "best_leaves": 10})
     frame = pd.DataFrame([good, {**good, "best_accuracy": 0.9}])
     assert exp.reached_ideal(frame).tolist() == [True, False]
-    assert exp._stop_at_ideal(3, good) is True
+    assert _stop_at_ideal(3, good) is True
 
 
 def test_is_ideal_chess_tree_rejects_noise_attributes():
@@ -53,8 +55,9 @@ def test_cart_comparison_table():
 
 def test_producers_are_registered():
     load_all()
-    assert {"evolution_convergence", "evolution_vs_cart"} <= set(FIGURES)
-    assert {"evolution_evaluator_throughput", "evolution_quality"} <= set(BENCHMARKS)
+    assert {"evolution_convergence", "evolution_vs_cart", "evolution_devices"} <= set(FIGURES)
+    assert {"evolution_evaluator_throughput", "evolution_quality", "evolution_host_loop", "evolution_gpu",
+            "evolution_device_speed"} <= set(BENCHMARKS)
     assert {FIGURES["evolution_convergence"].technique, BENCHMARKS["evolution_quality"].technique} == {"evolution"}
 
 
@@ -109,28 +112,56 @@ def test_interrupt_ends_the_sweep_with_the_runs_so_far():
     assert history.generation.tolist() == [0, 1, 2]
 
 
-def test_baseline_comparison_and_pareto_front():
-    table, skipped = exp.baseline_comparison(datasets=("chess3x3", "a9a"), seeds=(0,), n_samples=500,
-                                             methods=("GDT", "CART (unpruned)", "CART + CCP (CV)",
-                                                      "CART depth/leaf (CV)", "C4.5-style (dtlab)"),
-                                             cv=2, n_alphas=4, max_generations=3, population_size=6)
-    assert set(table.method) == {"GDT", "CART (unpruned)", "CART + CCP (CV)", "CART depth/leaf (CV)",
-                                 "C4.5-style (dtlab)"} and not skipped
+def test_baseline_comparison_summary_and_gaps():
+    methods = ("GDT", "GDT front (CV)", "CART + CCP (CV)", "CART depth/leaf (CV)", "C4.5-style (dtlab)")
+    table, skipped, fronts = exp.baseline_comparison(datasets=("chess3x3", "a9a"), seeds=(0, 1), n_samples=500,
+                                                     methods=methods, cv=2, n_alphas=4, max_generations=4,
+                                                     population_size=6)
+    assert set(table.method) == set(methods) and not skipped
     assert table[table.dataset == "a9a"].held_out.all() and not table[table.dataset == "chess3x3"].held_out.any()
     assert (table[table.method == "CART depth/leaf (CV)"].params.str.contains("max_depth")).all()
+    assert (table[table.method == "GDT front (CV)"].params.str.contains("size_alpha")).all()
+    # the fronts: one curve per GDT run, sizes increasing
+    assert set(zip(fronts.dataset, fronts.seed)) == {(d, s) for d in ("chess3x3", "a9a") for s in (0, 1)}
+    for _, run in fronts.groupby(["dataset", "seed"]):
+        assert (run.n_nodes.diff().dropna() > 0).all() and (run.train_accuracy.diff().dropna() > 0).all()
     summary = exp.baseline_summary(table)
+    assert (summary.seeds == 2).all()
     for _, part in summary.groupby("dataset"):
         front = part[part.pareto]
         assert len(front) >= 1
         # nobody off the front is both smaller and more accurate than a front member
         for _, f in front.iterrows():
             assert not ((part.n_nodes < f.n_nodes) & (part.test_accuracy > f.test_accuracy)).any()
+        baselines = part[~part.method.str.startswith("GDT")]
+        for _, g in part[part.method.str.startswith("GDT")].iterrows():
+            no_larger = baselines[baselines.n_nodes <= g.n_nodes].test_accuracy
+            assert g.gap_points == pytest.approx(max(0.0, 100 * (no_larger.max() - g.test_accuracy))
+                                                 if len(no_larger) else 0.0)
     with pytest.raises(ValueError, match="unknown methods"):
         exp.baseline_comparison(methods=("GDT", "XGBoost"))
 
 
-def test_streed_runs_in_a_child_process_when_installed():
-    pytest.importorskip("pystreed")
-    table, skipped = exp.baseline_comparison(datasets=("chess3x3",), seeds=(0,), n_samples=400,
-                                             methods=("STreeD depth 3",), streed_time_limit=20)
-    assert not skipped and table.n_nodes.iloc[0] <= 15 and table.proven_optimal.iloc[0]
+@pytest.mark.parametrize("solver", ["STreeD", "ConTree"])
+def test_optimal_trees_run_in_a_child_process(solver):
+    pytest.importorskip({"STreeD": "pystreed", "ConTree": "pycontree"}[solver])
+    methods = tuple(f"{solver} depth {d}" for d in (2, 3))
+    table, skipped, _ = exp.baseline_comparison(datasets=("chess3x3",), seeds=(0,), n_samples=400, methods=methods,
+                                                optimal_time_limit=20)
+    assert not skipped and set(table.method) == set(methods)
+    assert (table.n_nodes <= 2 ** (table.method.str[-1].astype(int) + 1) - 1).all()
+    assert table.proven_optimal.all() and (table.test_accuracy > 0.5).all()
+
+
+def test_pareto_front_of_points():
+    assert exp.pareto_front([(17, 0.99), (23, 0.99), (5, 0.7), (100, 0.995)]) == [2, 0, 3]
+
+
+def test_cuda_backend_without_a_gpu_is_an_error_in_the_gdt_experiments(tmp_path):
+    from dtlab.evolution.experiments.devices import present_devices
+
+    if present_devices("cuda"):
+        pytest.skip("a real GPU is present")
+    with pytest.raises(RuntimeError, match="no real GPU is usable here"):
+        gdt_backend(RunContext(out_dir=tmp_path, technique="evolution", backend="cuda"))
+    assert gdt_backend(RunContext(out_dir=tmp_path, technique="evolution", backend="cpu")) == "cpu"

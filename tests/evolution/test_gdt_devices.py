@@ -115,7 +115,7 @@ def test_more_cpu_workers_than_cores_warn():
 
 def test_a_device_that_counts_wrong_is_refused():
     """A shard whose statistics do not count its rows (a silent failure) stops the evaluation."""
-    from dtlab.evolution.evaluators.pool import CpuShard
+    from dtlab.evolution.evaluators.devices import CpuShard
 
     rng = np.random.default_rng(5)
     X, y = random_data(rng, 60, 2, 2)

@@ -329,3 +329,66 @@ def test_scikit_learn_estimator_checks():
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert not failed
     assert len(results) > 40
+
+
+# ----------------------------------------------------------------- the size-accuracy front
+def test_front_holds_non_dominated_trees_and_the_path_chooses_among_them(chess_small):
+    X, y = chess_small
+    clf = GDTClassifier(**dict(SMALL, max_generations=40)).fit(X, y)
+    nodes = np.array([t.n_nodes for t in clf.front_])
+    train = np.array([t.metadata["training_accuracy"] for t in clf.front_])
+    assert len(clf.front_) >= 2 and (np.diff(nodes) > 0).all() and (np.diff(train) > 0).all()
+    for tree, acc in zip(clf.front_, train):  # the recorded accuracy is the finished tree's own
+        tree.validate()
+        assert np.mean(tree.predict(X.astype(np.float32), backend="cpu") == y) == pytest.approx(acc)
+    # no tree the run evaluated beat the evolution's best on its fitness (elitism keeps the best)
+    assert max(t.metadata["fitness"] for t in clf.front_) <= clf.best_fitness_
+    assert clf.best_tree_ is clf.tree_ and clf.size_alpha_ is None and clf.cv_results_ is None
+    path = clf.size_path_
+    assert path.alpha_high.iloc[0] == np.inf and path.alpha_low.iloc[-1] == 0
+    assert (path.alpha_low.to_numpy()[:-1] == path.alpha_high.to_numpy()[1:]).all()
+    for row in path.itertuples():  # inside its range, a weight chooses that tree
+        alpha = row.alpha_low * 1.01 if np.isinf(row.alpha_high) else (row.alpha_low + row.alpha_high) / 2
+        chosen = GDTClassifier(**dict(SMALL, max_generations=40), size_alpha=alpha).fit(X, y)
+        assert chosen.tree_.equals(clf.front_[row.front_index]) and chosen.size_alpha_ == alpha
+    big = GDTClassifier(**dict(SMALL, max_generations=40), size_alpha=1.0).fit(X, y)
+    assert big.tree_.n_nodes == nodes[0]  # a heavy weight: the smallest tree of the front
+
+
+def test_size_alpha_by_cross_validation(chess_small):
+    X, y = chess_small
+    clf = GDTClassifier(**dict(SMALL, max_generations=15), size_alpha="cv", size_cv=2).fit(X, y)
+    results = clf.cv_results_
+    assert results["folds"] == 2 and len(results["alphas"]) == len(results["scores"]) >= 1
+    best = int(np.flatnonzero(np.isclose(results["scores"], max(results["scores"])))[-1])
+    assert clf.size_alpha_ == results["alphas"][best]
+    assert any(clf.tree_.equals(t) for t in clf.front_)
+    again = GDTClassifier(**dict(SMALL, max_generations=15), size_alpha="cv", size_cv=2).fit(X, y)
+    assert again.tree_.equals(clf.tree_) and again.cv_results_ == results  # same seed, same choice
+
+
+@pytest.mark.parametrize("size_alpha, error, match", [
+    ("big", ValueError, "size_alpha must be None"), (-1.0, ValueError, "size_alpha must be >= 0"),
+])
+def test_bad_size_alpha_is_a_clear_error(size_alpha, error, match, chess_small):
+    X, y = chess_small
+    with pytest.raises(error, match=match):
+        GDTClassifier(**SMALL, size_alpha=size_alpha).fit(X, y)
+    with pytest.raises(ValueError, match="size_cv must be >= 2"):
+        GDTClassifier(**SMALL, size_alpha="cv", size_cv=1).fit(X, y)
+
+
+def test_checkpoint_keeps_the_front(tmp_path, chess_small):
+    X, y = chess_small
+    params = dict(SMALL, max_generations=20, checkpoint_every=5)
+    reference = GDTClassifier(**params).fit(X, y)
+
+    def stop_at_12(generation, record):
+        if generation == 12:
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        GDTClassifier(**params, checkpoint=tmp_path / "c", callback=stop_at_12).fit(X, y)
+    resumed = GDTClassifier(**params, checkpoint=tmp_path / "c").fit(X, y)
+    assert len(resumed.front_) == len(reference.front_)
+    assert all(a.equals(b) for a, b in zip(resumed.front_, reference.front_))

@@ -7,17 +7,10 @@ from hypothesis import strategies as st
 
 from dtlab.datasets import shard
 from dtlab.evolution import EVALUATORS, CpuEvaluator, LeafStats, NumpyEvaluator, merge_stats, resolve_evaluator
+from dtlab.evolution._cpu import _propagate_up
+from dtlab.evolution.evaluators._cpu import ROW_CHUNK, _evaluate_range_parallel, _splitmix64
+from dtlab.evolution.evaluators.draws import EMPTY_HASH, compile_row_functions, splitmix64, tree_salts
 from dtlab.evolution.individual import apply_stats, pack, to_flat_tree
-from dtlab.evolution.kernels import (
-    EMPTY_HASH,
-    ROW_CHUNK,
-    _evaluate_range_parallel,
-    _propagate_up,
-    _splitmix64,
-    compile_row_functions,
-    splitmix64,
-    tree_salts,
-)
 from dtlab.evolution.testing import random_individuals as random_trees
 from dtlab.testing import random_data
 from dtlab.trees import PackedForest, apply_reference

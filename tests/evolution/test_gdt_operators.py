@@ -6,19 +6,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dtlab.evolution import CpuEvaluator
-from dtlab.evolution.algorithm import evaluate
+from dtlab.evolution.evaluators.draws import tree_salts
 from dtlab.evolution.individual import Individual, assemble, from_flat_tree, pack, remove_empty_branches, to_flat_tree
-from dtlab.evolution.kernels import tree_salts
 from dtlab.evolution.operators import (
     OperatorContext,
     crossover,
     dipole_test,
     expand,
-    grow_tree,
+    grow_dipole_tree,
     initial_population,
     mutate,
     new_test,
     prune,
+    reference_evaluate,
     shift_threshold,
 )
 from dtlab.evolution.selection import linear_ranking, ranked_pick, ranking_probabilities
@@ -38,7 +38,7 @@ def evaluated_population(seed, n_samples=400, n_features=3, n_classes=2, n_trees
     X, y = random_data(rng, n_samples, n_features, n_classes)
     ev = CpuEvaluator(X, y, n_classes)
     population = random_trees(rng, X, y, n_classes, n_trees)
-    evaluate(population, ev, 0.001, rng)
+    reference_evaluate(population, ev, 0.001, rng)
     return rng, X, y, ev, population
 
 
@@ -47,10 +47,10 @@ def assert_valid(ind, n_features):
     to_flat_tree(ind, n_features).validate()
 
 
-def test_grow_tree_is_valid_and_stops_where_it_should():
+def test_grow_dipole_tree_is_valid_and_stops_where_it_should():
     rng = np.random.default_rng(0)
     X, y = random_data(rng, 300, 2, 3)
-    ind = grow_tree(X, y, 3, depth_limit=20, min_samples_split=5, rng=rng)
+    ind = grow_dipole_tree(X, y, 3, depth_limit=20, min_samples_split=5, rng=rng)
     assert_valid(ind, 2)
     flat = to_flat_tree(ind, 2)
     leaf = apply_reference(flat, X)
@@ -59,15 +59,15 @@ def test_grow_tree_is_valid_and_stops_where_it_should():
         # a leaf is pure, or too small to split, (or its objects cannot be separated)
         assert len(np.unique(labels)) == 1 or labels.size < 5 or len(np.unique(X[leaf == node], axis=0)) == 1
     assert ind.depths().max() <= 20
-    shallow = grow_tree(X, y, 3, depth_limit=1, min_samples_split=5, rng=rng)
+    shallow = grow_dipole_tree(X, y, 3, depth_limit=1, min_samples_split=5, rng=rng)
     assert shallow.n_nodes == 3
 
 
-def test_grow_tree_on_pure_or_tiny_data_is_a_leaf():
+def test_grow_dipole_tree_on_pure_or_tiny_data_is_a_leaf():
     rng = np.random.default_rng(1)
     X = rng.random((10, 2))
-    assert grow_tree(X, np.zeros(10, np.int32), 2, 5, 5, rng).n_nodes == 1
-    assert grow_tree(X[:4], np.array([0, 1, 0, 1], np.int32), 2, 5, 5, rng).n_nodes == 1
+    assert grow_dipole_tree(X, np.zeros(10, np.int32), 2, 5, 5, rng).n_nodes == 1
+    assert grow_dipole_tree(X[:4], np.array([0, 1, 0, 1], np.int32), 2, 5, 5, rng).n_nodes == 1
 
 
 def test_dipole_test_separates_the_two_objects():
@@ -116,7 +116,7 @@ def test_prune_makes_a_leaf_with_the_subtree_counts():
     pruned = prune(ind, node)
     assert_valid(pruned, X.shape[1])
     assert pruned.n_nodes < ind.n_nodes
-    evaluate([pruned], ev, 0.0, rng)
+    reference_evaluate([pruned], ev, 0.0, rng)
     assert pruned.counts.sum(axis=1)[0] == X.shape[0]
     assert prune(ind, 0).n_nodes == 1
 
@@ -133,7 +133,7 @@ def test_expand_adds_a_separating_test():
         assert_valid(new, X.shape[1])
         assert new.n_nodes == ind.n_nodes + 2
         assert new.n_leaves == ind.n_leaves + 1
-        evaluate([new], ev, 0.0, rng)
+        reference_evaluate([new], ev, 0.0, rng)
         # every leaf of the old tree keeps its objects, the expanded one is split in two non-empty parts
         assert new.counts[0].sum() == X.shape[0]
         split_nodes = [n for n in range(new.n_nodes) if new.left[n] != -1 and
@@ -171,7 +171,7 @@ def test_property_operators_keep_trees_valid(seed, n_classes, rounds):
             nxt += [a, b]
         for ind in nxt:
             assert_valid(ind, X.shape[1])
-        evaluate(nxt, ev, 0.001, rng)
+        reference_evaluate(nxt, ev, 0.001, rng)
         mutated = []
         for ind in nxt:
             new, variant = mutate(ind, ctx)
@@ -181,7 +181,7 @@ def test_property_operators_keep_trees_valid(seed, n_classes, rounds):
             assert new.depths().max() <= max(6, ind.depths().max())
             mutated.append(new)
         nxt = mutated
-        evaluate(nxt, ev, 0.001, rng)
+        reference_evaluate(nxt, ev, 0.001, rng)
         population = nxt
 
 
@@ -214,7 +214,7 @@ def test_remove_empty_branches_keeps_predictions_on_training_data():
     node = int(np.flatnonzero(ind.left != -1)[-1])
     odd = shift_threshold(ind, node, ctx)
     odd.threshold[node] = 10.0
-    evaluate([odd], ev, 0.0, rng)
+    reference_evaluate([odd], ev, 0.0, rng)
     cleaned = remove_empty_branches(odd)
     assert_valid(cleaned, X.shape[1])
     assert cleaned.n_nodes < odd.n_nodes
@@ -303,7 +303,7 @@ def test_prune_unprofitable_is_exact_and_locally_optimal(alpha):
         # statistics and fitness of the pruned tree are exact: re-evaluating it gives the same numbers
         fresh = pruned.copy()
         fresh.evaluated = False
-        evaluate([fresh], ev, alpha, rng)
+        reference_evaluate([fresh], ev, alpha, rng)
         assert fresh.accuracy == pytest.approx(pruned.accuracy)
         assert fresh.fitness == pytest.approx(pruned.fitness)
         assert np.array_equal(fresh.counts, pruned.counts)
@@ -312,7 +312,7 @@ def test_prune_unprofitable_is_exact_and_locally_optimal(alpha):
         assert prune_unprofitable(pruned, n, alpha) is pruned
         for node in np.flatnonzero(pruned.left != -1):
             cut = prune(pruned, int(node))
-            evaluate([cut], ev, alpha, rng)
+            reference_evaluate([cut], ev, alpha, rng)
             assert cut.fitness < pruned.fitness
         if alpha == 0.0:  # with no size penalty only splits that change no prediction go
             assert pruned.accuracy == pytest.approx(ind.accuracy)

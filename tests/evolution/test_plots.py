@@ -1,9 +1,11 @@
-"""GDT plots and captions take data (frames, recorded results) and label threads."""
+"""GDT plots and captions take data (frames, recorded results), mark modelled values and label threads."""
 
+import pandas as pd
 import pytest
 
 from dtlab.evolution import experiments as exp
 from dtlab.evolution import plots
+from dtlab.evolution.experiments import captions
 
 
 @pytest.fixture(scope="module")
@@ -25,24 +27,12 @@ def test_convergence_plots(history):
         plots.plot_convergence(history, "nope")
 
 
-def test_cart_comparison_plot_labels_threads():
-    table = exp.cart_comparison(datasets=("chess3x3",), n_samples=400, max_generations=3, population_size=6)
-    fig = plots.plot_cart_comparison(table)
-    assert all(ax.get_ylabel() for ax in fig.axes) and fig.axes[0].get_legend() is not None  # one legend for both
-    assert fig.axes[1].get_ylim()[1] == 100  # an accuracy axis stops at 100 %
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert "CART (1 thread)" in labels and any(label.startswith("GDT (") for label in labels)
-
-
 def test_throughput_plot_labels_modes_and_threads():
-    import pandas as pd
-
     table = pd.DataFrame([{"method": m, "mode": mode, "threads": t, "tree_rows_per_s": r, "n_trees": 5,
                            "n_samples": 100}
                           for m, r in (("dtlab-cpu", 1e8), ("numpy", 1e6))
                           for mode, t in (("per_core", 1), ("whole_machine", 2 if m != "numpy" else 1))])
-    fig = plots.plot_throughput(table)
-    ax = fig.axes[0]
+    ax = plots.plot_throughput(table).axes[0]
     assert ax.get_xlabel().startswith("throughput") and "threads" in ax.get_title()
     assert {t.get_text() for t in ax.get_legend().get_texts()} == {"per core", "whole machine"}
     assert " 2 threads" in [t.get_text() for t in ax.texts]
@@ -51,29 +41,81 @@ def test_throughput_plot_labels_modes_and_threads():
 def test_captions_read_the_recorded_numbers():
     runs = [{"n_samples": 100, "noise_attrs": k, "seed": 0, "ideal": k == 0, "first_ideal_generation": g}
             for k, g in ((0, 40), (2, -1))]
-    text = plots.convergence_captions({"runs": runs, "ideal_nodes": 17})
+    text = captions.convergence_captions({"runs": runs, "ideal_nodes": 17})
     assert "1 of 2 runs ended with the ideal 17-node tree" in text["evolution_convergence_size"]
     assert "100 objects, 0 noise: generation 40; 100 objects, 2 noise: never" in text["evolution_convergence_size"]
     comparisons = [{"peer": "NumPy reference", "mode": mode, "threads": {"dtlab": t, "peer": 1}, "speedup": s,
                     "n_trees": 5, "n_samples": 100, **({"peer_note": "no threads"} if t > 1 else {})}
                    for mode, t, s in (("per_core", 1, 30.0), ("whole_machine", 2, 60.0))]
-    text = plots.throughput_captions({"comparisons": comparisons})["evolution_evaluator_throughput"]
+    text = captions.throughput_captions({"comparisons": comparisons})["evolution_evaluator_throughput"]
     assert ("against the NumPy reference, 30x per core (dtlab 1 thread, peer 1 thread), 60x whole machine "
             "(dtlab 2 threads, peer 1 thread) (no threads)") in text
 
 
-def test_device_plots_mark_modelled_values_and_phases():
-    import pandas as pd
+def _curves(model=True):
+    rows = [{"n_samples": n, "n_devices": d, "speedup": s, "seconds": 1.0 / s, "source": src}
+            for n in (1000, 10000) for d, s, src in ((1, 1.0, "measured"), (2, 1.8, "measured"),
+                                                     (1, 1.0, "bound"), (2, 1.9, "bound"), (4, 1.9, "bound"))]
+    if model:
+        rows += [{"n_samples": n, "n_devices": d, "speedup": s, "seconds": 1.0 / s, "source": "modelled"}
+                 for n in (1000, 10000) for d, s in ((1, 1.0), (2, 1.85), (4, 3.3))]
+    return pd.DataFrame(rows)
 
-    curves = pd.DataFrame([{"n_samples": n, "n_devices": d, "speedup": s, "source": src}
-                           for n in (1000, 10000) for d, s, src in ((1, 1.0, "measured"), (2, 1.8, "measured"),
-                                                                    (2, 1.9, "modelled"), (4, 3.5, "modelled"))])
-    labels = [t.get_text() for t in plots.plot_device_scaling(curves).axes[0].get_legend().get_texts()]
-    assert "4 CPU workers (modelled)" in labels and "2 CPU workers (measured)" in labels
-    breakdown = pd.DataFrame([{"evaluator": "CPU workers x1", "n_samples": 100, "generations": 3,
-                               **dict.fromkeys(plots.PHASE_LABELS if hasattr(plots, "PHASE_LABELS") else
-                                               ["host_operators", "prepare", "transfer", "kernel", "merge",
-                                                "dispatch"], 0.001)}])
-    ax = plots.plot_generation_breakdown(breakdown).axes[0]
-    assert ax.get_ylabel() == "milliseconds per generation" and len(ax.get_legend().get_texts()) == 6
-    assert plots.pareto_front([(17, 0.99), (23, 0.99), (5, 0.7), (100, 0.995)]) == [2, 0, 3]
+
+def _breakdown():
+    return pd.DataFrame([{"evaluator": f"CPU workers x{d}", "n_samples": 100, "generations": 3, "total": 0.01,
+                          "host_share": 0.4, **dict.fromkeys(plots.PHASE_LABELS, 0.001)} for d in (1, 2)])
+
+
+def test_device_plots_mark_measured_modelled_and_bound():
+    labels = [t.get_text() for t in plots.plot_device_scaling(_curves()).axes[0].get_legend().get_texts()]
+    assert {"2 CPU workers (measured)", "4 CPU workers (modelled)", "4 CPU workers (bound)"} <= set(labels)
+    labels = [t.get_text() for t in plots.plot_device_scaling(_curves(model=False)).axes[0].get_legend().get_texts()]
+    assert not any("modelled" in label for label in labels)
+    fig = plots.plot_device_counts(_curves()[lambda c: c.n_samples == 1000], _breakdown())
+    left, right = fig.axes[:2]
+    assert left.get_xlabel().startswith("devices") and right.get_ylabel() == "milliseconds per generation"
+    styles = {line.get_label(): (line.get_linestyle(), line.get_markerfacecolor()) for line in left.lines}
+    assert styles["speedup (modelled)"] == ("--", "none") and styles["speedup (bound)"][0] == ":"
+    assert styles["speedup (measured)"][0] == "-" and styles["speedup (measured)"][1] != "none"
+
+
+def test_generation_breakdown_plot_shows_phases_and_the_host_share():
+    ax = plots.plot_generation_breakdown(_breakdown()).axes[0]
+    assert ax.get_ylabel() == "milliseconds per generation"
+    assert len(ax.get_legend().get_texts()) == len(plots.PHASE_LABELS)
+    assert any("host 40%" in t.get_text() for t in ax.texts)
+
+
+def test_host_loop_plot_and_caption():
+    case = {"n_samples": 1000, "generations": 1000, "now": {"median": 0.8, "min": 0.7, "max": 0.9},
+            "baseline": {"median": 4.0, "min": 3.9, "max": 4.2}, "recorded": {"median": 4.1, "min": 4.0, "max": 4.3},
+            "speedup": 5.0, "speedup_min": 4.3, "speedup_max": 6.0, "goal_seconds": 1.0, "goal": "<= 1.0 s",
+            "met": True}
+    results = {"cases": {"1000x1000": case}, "threads": 2, "repeats": 5,
+               "baseline_source": "commit 79f2c68 in this run, alternating",
+               "loop_alone": {"n_samples": 1000, "generations": 200, "speedup": 6.5}}
+    ax = plots.plot_host_loop(results).axes[0]
+    assert "seconds per fit" in ax.get_ylabel() and ax.get_legend() is not None
+    text = captions.host_loop_captions(results)["evolution_host_loop"]
+    assert ("0.80 s (0.70-0.90) against 4.00 s (3.90-4.20), 5.0x (4.3-6.0x; recorded with the exclusive lock: "
+            "4.10 s); goal <= 1.0 s: met over the whole spread") in text
+    assert "79f2c68" in text and "6.5x" in text
+
+
+def test_baseline_plots_and_caption_state_the_gap():
+    summary = pd.DataFrame([
+        {"dataset": "a9a", "method": m, "seeds": 5, "n_nodes": n, "n_leaves": (n + 1) / 2, "test_accuracy": a,
+         "test_accuracy_min": a - 0.01, "test_accuracy_max": a + 0.01, "fit_seconds": 1.0, "held_out": True,
+         "pareto": p, "gap_points": g, "gap_nodes": gn}
+        for m, n, a, p, g, gn in (("GDT", 29, 0.822, False, 0.5, 14), ("GDT front (CV)", 15, 0.827, True, 0, 0),
+                                  ("STreeD depth 3", 15, 0.827, True, None, None))])
+    fig = plots.plot_accuracy_size(summary, pd.DataFrame([{"dataset": "a9a", "seed": 0, "n_nodes": n,
+                                                            "test_accuracy": a} for n, a in ((3, 0.8), (15, 0.82))]))
+    assert fig.axes[0].get_title() == "a9a (held out)"
+    assert plots.plot_baselines(summary).axes[1].get_ylabel() == "test accuracy (%)"
+    text = captions.baseline_captions({"summary": summary.to_dict(orient="records"), "n_seeds": 5, "cv": 3,
+                                       "chess_tree": {"n_samples": 100, "n_nodes": 17, "n_leaves": 9,
+                                                      "ideal": True}})["evolution_vs_cart"]
+    assert "GDT 29 nodes / 82.2% in 1 s, off the front: 0.5 points below a baseline no larger, 14 nodes above" in text
+    assert "GDT front (CV) 15 nodes / 82.7% in 1 s, on the front" in text

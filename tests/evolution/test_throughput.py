@@ -3,7 +3,7 @@
 import numpy as np
 
 from dtlab.datasets import chess3x3
-from dtlab.evolution import throughput as tp
+from dtlab.evolution.experiments import throughput as tp
 from dtlab.evolution.individual import to_flat_tree
 from dtlab.experiments.timing import threads_for
 

@@ -38,3 +38,22 @@ def test_speed_table_states_threads_for_every_ratio():
     assert "| tour_traversal_throughput | p | 10 rows | per core | 1 / 1 | 2x |  |" in text
     assert "| tour_traversal_throughput | p | 10 rows | whole machine | 4 / 1 | 7x | no threads |" in text
     assert "2x per core (dtlab 1 thread, peer 1 thread), 7x whole machine (dtlab 4 threads, peer 1 thread)" in text
+
+
+def test_results_of_an_older_producer_are_named_not_rendered(monkeypatch):
+    """An entry whose results lack a key today's captions read: a line says which run and which key, and its
+    figures keep the producer's description (no crash, no guessed number)."""
+    from types import SimpleNamespace
+
+    from dtlab.experiments import gallery
+
+    def captions(res):
+        return {"fig": f"{res['new_key']:.1f}"}
+
+    producer = SimpleNamespace(name="old_thing", captions=captions, description="what it shows")
+    monkeypatch.setattr(gallery, "_producers", lambda: [("figures", producer)])
+    entry = {"status": "ok", "results": {"old_key": 1.0}, "figures": ["fig.png"],
+             "run": {"commit": "abc1234", "date": "2026-11-30T10:00:00+00:00"}}
+    text = render({"figures": {"old_thing": entry}, "runs": {}})
+    assert "**old_thing**: recorded by an older version of its producer (abc1234, 2026-11-30" in text
+    assert "'new_key'" in text and "| ![fig](figures/fig.png) | what it shows |" in text

@@ -148,3 +148,41 @@ def test_parallel_threshold(monkeypatch):
             assert _cpu.kernels(5) is _cpu.SERIAL
     finally:
         numba.set_num_threads(before)
+
+
+@pytest.mark.parametrize("variant", ["serial", "parallel"])
+@pytest.mark.parametrize("reorder", [False, True])
+def test_binary_matrices_read_no_values_and_give_the_same_bits(variant, reorder):
+    """A matrix whose stored values are all 1.0 (a9a, w8a) keeps no ``data``; every product is bit for bit the
+    product over explicit ones."""
+    rng = np.random.default_rng(3)
+    X = _random_csr(rng, 61, 17, 0.3)
+    X.data[:] = 1.0
+    order = rng.permutation(61).astype(np.int64) if reorder else None
+    a = csr_arrays(X, order)
+    ip, ix, empty = a["indptr"], a["indices"], a["data"]
+    assert empty.shape == (0,)
+    ones = np.ones(X.nnz)
+    np.testing.assert_array_equal(_cpu.matvec_reference(ip, ix, ones, np.arange(61), np.ones(17)),
+                                  np.diff(X.indptr)[order] if reorder else np.diff(X.indptr))
+    k = _cpu.SERIAL if variant == "serial" else _cpu.PARALLEL
+    rows = np.sort(rng.choice(61, 40, replace=False)).astype(np.int64)
+    v, u, coef = rng.standard_normal(17), rng.standard_normal(40), rng.random(40)
+
+    def run(data):
+        z, out, out2 = np.empty(40), np.empty(17), np.empty(17)
+        p, p2 = np.empty((2, 17)), np.empty((2, 17))
+        k["_csr_matvec"](ip, ix, data, rows, v, z)
+        got = [z.copy()]
+        k["_csr_rmatvec"](ip, ix, data, rows, u, p, out)
+        got.append(out.copy())
+        k["_csr_hv"](ip, ix, data, rows, coef, v, p, out)
+        got.append(out.copy())
+        k["_csr_sq_rmatvec"](ip, ix, data, rows, 4.0, coef, 1.0, p, out)
+        got.append(out.copy())
+        k["_csr_rmatvec_sq"](ip, ix, data, rows, u, 4.0, coef, 1.0, p, out, p2, out2)
+        return got + [out.copy(), out2.copy()]
+
+    for with_values, without in zip(run(ones), run(empty)):
+        np.testing.assert_array_equal(without, with_values)
+    np.testing.assert_allclose(run(empty)[2], _cpu.hv_reference(ip, ix, ones, rows, coef, v), rtol=1e-12)

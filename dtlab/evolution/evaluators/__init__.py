@@ -19,7 +19,7 @@ from typing import Callable
 from ...distributed.executors import EXECUTORS, check_executor
 from .base import Evaluator, LeafStats, check_data, merge_stats
 from .cpu import CpuEvaluator
-from .pool import PoolEvaluator
+from .devices import PoolEvaluator
 from .reference import NumpyEvaluator
 
 #: The algorithmic variants of an evaluator.

@@ -6,7 +6,7 @@ turns a :class:`~dtlab.trees.PackedForest` of trees into per-leaf statistics:
 
 * ``counts[node, c]``: training objects of class ``c`` reaching leaf ``node``;
 * ``cand_row[node, c, :2]``: two of those objects drawn at random (the rows
-  with the smallest draw keys, see :mod:`dtlab.evolution.kernels`), -1 where
+  with the smallest draw keys, see :mod:`dtlab.evolution.evaluators.draws`), -1 where
   the leaf has fewer; the host builds mixed dipoles from them;
 * ``cand_hash[node, c, :2]``: their draw hashes, so partial statistics of
   shards can be merged exactly (:func:`merge_stats`).
@@ -23,7 +23,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ...trees import PackedForest
-from ..kernels import EMPTY_HASH, _merge_into
+from ._cpu import _merge_into
+from .draws import EMPTY_HASH
 
 
 @dataclass
@@ -34,7 +35,7 @@ class LeafStats:
     ----------
     counts : ndarray of shape (n_nodes_total, n_classes), int64
     cand_hash : ndarray of shape (n_nodes_total, n_classes, 2), uint64
-        :data:`~dtlab.evolution.kernels.EMPTY_HASH` in empty slots.
+        :data:`~dtlab.evolution.evaluators.draws.EMPTY_HASH` in empty slots.
     cand_row : ndarray of shape (n_nodes_total, n_classes, 2), int64
         Global row ids, -1 in empty slots; slot 0 has the smaller key.
 
@@ -98,7 +99,7 @@ class Evaluator(Protocol):
         """Statistics of every leaf of ``forest`` over all training rows.
 
         ``seed`` (a uint64-range int) seeds the order-independent draw (row
-        hashes, and :func:`~dtlab.evolution.kernels.tree_salts`); the result
+        hashes, and :func:`~dtlab.evolution.evaluators.draws.tree_salts`); the result
         must not depend on how the evaluator splits or orders rows.
         """
         ...
@@ -127,7 +128,7 @@ class BatchWork:
     forest : PackedForest
     seed : numpy.uint64
     salts : ndarray of shape (n_trees,), uint64
-        :func:`~dtlab.evolution.kernels.tree_salts` of the batch.
+        :func:`~dtlab.evolution.evaluators.draws.tree_salts` of the batch.
     masks : ForestMasks
         Leaf bitmasks of the trees with at most 64 leaves (:mod:`dtlab.trees.bitmask`), thresholds
         rounded to the data's dtype.
@@ -146,7 +147,7 @@ class BatchWork:
     def prepare(cls, forest: PackedForest, seed: int, n_features: int, dtype) -> "BatchWork":
         """Validate ``forest`` (the compiled kernels do no bounds checks) and derive what every device needs."""
         from ...trees.bitmask import forest_masks, round_thresholds_down
-        from ..kernels import tree_salts
+        from .draws import tree_salts
 
         forest.validate(n_features)
         seed = np.uint64(seed)

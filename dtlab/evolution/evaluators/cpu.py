@@ -8,9 +8,12 @@ import numba
 import numpy as np
 
 from ...trees import PackedForest
-from ..kernels import _evaluate_range_parallel
+from ._cpu import _evaluate_range_parallel, _evaluate_trees, tree_groups
 from .base import PHASES, BatchWork, LeafStats, check_data
-from .pool import PoolEvaluator
+from .devices import PoolEvaluator
+
+#: Rows below which splitting the rows over threads costs more (private copies, their merge) than it gains.
+ROWS_PER_BLOCK = 8 * 1024
 
 
 class CpuEvaluator:
@@ -24,7 +27,7 @@ class CpuEvaluator:
     With ``n_devices=None`` one call of a parallel kernel splits the rows into
     blocks over all of numba's threads.  With ``n_devices=k`` the rows are
     split into ``k`` shards owned by ``k`` CPU workers of a device pool
-    (:class:`~dtlab.evolution.evaluators.pool.PoolEvaluator`), one host thread
+    (:class:`~dtlab.evolution.evaluators.devices.PoolEvaluator`), one host thread
     each running the serial kernel, and the host merges their partial
     statistics: the multi-device scheme of the paper (section 3.2) with CPU
     workers standing in for GPUs, so ``n_devices=1`` is one core and
@@ -64,12 +67,16 @@ class CpuEvaluator:
         masks = work.masks
         prepared = time.perf_counter()
         stats = LeafStats.empty(forest.n_nodes, self.n_classes)
-        n_blocks = max(1, min(numba.get_num_threads() * 2, self.n_samples))
-        _evaluate_range_parallel(self.Xt, self.y, np.int64(0), np.int64(self.n_samples), np.int64(0), work.seed,
-                                 forest.node_offset, forest.feature, forest.threshold, forest.left, forest.right,
-                                 forest.missing_left, work.salts, masks.masked, masks.test_offset, masks.test_feature,
-                                 masks.test_threshold, masks.test_mask, masks.leaf_offset, masks.leaf_node, n_blocks,
-                                 stats.counts, stats.cand_hash, stats.cand_row)
+        threads = numba.get_num_threads()
+        args = (self.Xt, self.y, np.int64(0), np.int64(self.n_samples), np.int64(0), work.seed, forest.node_offset,
+                forest.feature, forest.threshold, forest.left, forest.right, forest.missing_left, work.salts,
+                masks.masked, masks.test_offset, masks.test_feature, masks.test_threshold, masks.test_mask,
+                masks.leaf_offset, masks.leaf_node)
+        if forest.n_trees >= threads:  # every thread gets trees of its own: no private copies to merge
+            _evaluate_trees(*args, *tree_groups(masks, threads), stats.counts, stats.cand_hash, stats.cand_row)
+        else:  # too few trees to go round: split the rows, then merge the blocks' statistics
+            n_blocks = max(1, min(threads * 2, self.n_samples // ROWS_PER_BLOCK))
+            _evaluate_range_parallel(*args, n_blocks, stats.counts, stats.cand_hash, stats.cand_row)
         self.timings["prepare"] += prepared - start
         self.timings["kernel"] += time.perf_counter() - prepared  # the blocks' merge is inside the kernel
         return stats

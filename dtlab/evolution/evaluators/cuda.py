@@ -1,6 +1,6 @@
 """The CUDA evaluator: shards of the training data kept on GPUs for the whole run, one host thread per GPU.
 
-Each GPU of the device pool (:mod:`.pool`) holds its shard as one contiguous
+Each GPU of the device pool (:mod:`.devices`) holds its shard as one contiguous
 array per attribute (``Xt``, shape (n_features, n_rows): consecutive threads
 read consecutive values, coalesced) and the labels, copied once.  Per
 generation only the packed individuals go down and the statistics come back:
@@ -30,7 +30,7 @@ import numpy as np
 
 from ...backend import resolve_backend
 from ...distributed import plan_shards
-from .pool import PoolEvaluator
+from .devices import PoolEvaluator
 
 #: Devices the CUDA simulator offers (shards sharing the one simulated GPU).
 SIMULATED_DEVICES = 4

@@ -1,8 +1,8 @@
 """The Dask evaluator: GDT's shards persisted on the workers of a ``dask.distributed`` cluster.
 
 For when one machine is not enough.  The same protocol as every evaluator and
-the same shards as the device pool (:mod:`.pool`): each worker builds a
-:class:`~dtlab.evolution.evaluators.pool.CpuShard` (or a CUDA shard, on a
+the same shards as the device pool (:mod:`.devices`): each worker builds a
+:class:`~dtlab.evolution.evaluators.devices.CpuShard` (or a CUDA shard, on a
 dask-cuda ``LocalCUDACluster`` with one worker per GPU) from the rows
 scattered to it once; per generation the host sends every shard the batch
 (:class:`~dtlab.evolution.evaluators.base.BatchWork`, a few kilobytes) and
@@ -30,7 +30,7 @@ import numpy as np
 from ...distributed import shard_bounds
 from ...trees import PackedForest
 from .base import PHASES, BatchWork, LeafStats, check_data
-from .pool import evaluate_shard, make_shard, merge_checked
+from .devices import evaluate_shard, make_shard, merge_checked
 
 
 class DaskEvaluator:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...trees import PackedForest
-from ..kernels import splitmix64, tree_salts
 from .base import LeafStats, check_data
+from .draws import splitmix64, tree_salts
 
 
 def _row_hashes(seed: int, rows: np.ndarray) -> np.ndarray:

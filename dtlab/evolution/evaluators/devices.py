@@ -27,7 +27,7 @@ import numpy as np
 
 from ...distributed import DevicePool, shard_bounds
 from ...trees import PackedForest
-from ..kernels import _evaluate_range_serial
+from ._cpu import _evaluate_range_serial
 from .base import PHASES, BatchWork, LeafStats, check_data, check_partial, merge_stats
 
 

@@ -1,17 +1,10 @@
-"""GDT experiments (slug ``evolution``): convergence on Chess3x3, Table 4 against tuned baselines, evaluator speed.
+"""GDT on Chess3x3: convergence runs (the paper's Fig. 11 and 12), live curves, and what counts as the ideal tree.
 
 Analogues of Jurczuk, Czajkowski, Kretowski (Applied Intelligence 2021):
-Fig. 11 / 12 (best fitness and best tree size per generation for several
-numbers of objects and noise attributes, :func:`chess_runs`, and
-:func:`live_convergence` whose curves grow while the run goes), Table 4 (the
-evolutionary inducer against the baselines a user would run,
-:mod:`dtlab.evolution.baselines`) and the fitness-evaluation speed that the
-paper's GPU work is about
-(:func:`~dtlab.evolution.throughput.evaluator_throughput`, per core and for
-the whole machine; devices and Dask in :mod:`dtlab.evolution.scaling`,
-producers in :mod:`dtlab.evolution.devices`).  Every function returns pandas
-DataFrames; figure producers and benchmarks registered at the bottom call
-them.  The estimator never imports this module.
+best fitness and best tree size per generation for several numbers of objects
+and noise attributes (:func:`chess_runs`, and :func:`live_convergence` whose
+curves grow while the run goes), and the summaries the quality benchmark
+reports.  Every function returns pandas DataFrames.
 """
 
 from __future__ import annotations
@@ -21,17 +14,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..datasets import chess3x3
-from ..experiments.registry import RunContext, register_benchmark, register_figure
-from ..experiments.timing import ratio_keys
-from . import plots
-from .baselines import HELD_OUT, baseline_comparison, baseline_summary, cart_comparison, cart_summary, load_split
-from .throughput import evaluator_throughput, evolved_population, to_sklearn_tree
+from ...datasets import chess3x3
 
-__all__ = ["HELD_OUT", "IDEAL_LEAVES", "IDEAL_NODES", "IDEAL_TRAIN_ACCURACY", "baseline_comparison",
-           "baseline_summary", "cart_comparison", "cart_summary", "chess_runs", "chess_summary", "evaluator_throughput",
-           "evolved_population", "is_ideal_chess_tree", "live_convergence", "load_split", "reached_ideal",
-           "to_sklearn_tree"]
+__all__ = ["IDEAL_LEAVES", "IDEAL_NODES", "IDEAL_TRAIN_ACCURACY", "chess_runs", "chess_summary", "is_ideal_chess_tree",
+           "live_convergence", "reached_ideal"]
 
 #: Nodes and leaves of the ideal Chess3x3 tree.
 IDEAL_NODES, IDEAL_LEAVES = 17, 9
@@ -83,7 +69,7 @@ def chess_runs(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence[int] 
     import numba
     import pandas as pd
 
-    from . import GDTClassifier
+    from .. import GDTClassifier
 
     runs, histories = [], []
     for n in n_samples:
@@ -146,7 +132,7 @@ def live_convergence(n_samples: Sequence[int] = (10_000,), noise_attrs: Sequence
     """
     import pandas as pd
 
-    from . import GDTClassifier
+    from .. import GDTClassifier
 
     records: list[dict] = []
 
@@ -220,105 +206,3 @@ def chess_summary(runs):
                      "fit_seconds_median": float(part.fit_seconds.median()),
                      "fit_seconds_max": float(part.fit_seconds.max())})
     return pd.DataFrame(rows)
-
-
-# ------------------------------------------------------------- producers
-def _gdt_backend(ctx: RunContext) -> str:
-    """The run's backend when GDT can run there for real, else ``"auto"`` (never an error, never the simulator)."""
-    from . import EVALUATORS
-    from .scaling import present_devices
-
-    if ctx.backend == "cuda" and present_devices("cuda") == 0:
-        return "auto"
-    return ctx.backend if (ctx.backend, "batched") in EVALUATORS else "auto"
-
-
-@register_figure("evolution_convergence", technique="evolution",
-                 description="GDT best fitness and best tree size per generation on Chess3x3 "
-                             "for several numbers of objects and noise attributes (paper Fig. 11 and 12)",
-                 captions=plots.convergence_captions)
-def _convergence_figures(ctx: RunContext) -> dict:
-    runs, history = chess_runs(n_samples=ctx.pick((2_000, 10_000), (10_000, 100_000)),
-                               noise_attrs=ctx.pick((0, 2), (0, 2, 5, 10)), seeds=ctx.pick((0,), (0, 1, 2, 3, 4)),
-                               n_test=ctx.pick(20_000, 100_000), max_generations=ctx.pick(600, 10_000),
-                               max_stagnation=ctx.pick(600, 1_000), backend=_gdt_backend(ctx))
-    ctx.savefig(plots.plot_convergence(history, "best_fitness", ideal_nodes=IDEAL_NODES),
-                "evolution_convergence_fitness")
-    ctx.savefig(plots.plot_convergence(history, "best_size", ideal_nodes=IDEAL_NODES), "evolution_convergence_size")
-    return {"runs": runs.to_dict(orient="records"), "ideal_nodes": IDEAL_NODES}
-
-
-@register_figure("evolution_vs_cart", technique="evolution",
-                 description="Table 4, honestly: GDT (defaults fixed) against CART unpruned, CART with CV-chosen "
-                             "cost-complexity pruning, CART with CV-chosen depth and leaf size, a C4.5-style tree "
-                             "and STreeD (depth 3, 4) on the same splits, a9a held out; the accuracy-size plane",
-                 captions=plots.baseline_captions)
-def _comparison_figures(ctx: RunContext) -> dict:
-    from ..plotting import draw_tree
-    from . import GDTClassifier
-
-    seeds = ctx.pick((ctx.seed, ctx.seed + 1), tuple(range(ctx.seed, ctx.seed + 5)))
-    table, skipped = baseline_comparison(datasets=("chess3x3", "higgs", "diabetes", "a9a"), seeds=seeds,
-                                         n_samples=ctx.pick(4_000, None), cv=ctx.pick(3, 5),
-                                         streed_time_limit=ctx.pick(10.0, 300.0),
-                                         max_generations=ctx.pick(500, 10_000), max_stagnation=ctx.pick(200, 1_000),
-                                         backend=_gdt_backend(ctx))
-    summary = baseline_summary(table)
-    ctx.savefig(plots.plot_baselines(summary), "evolution_vs_cart")
-    ctx.savefig(plots.plot_accuracy_size(summary), "evolution_accuracy_size")
-    n = 10_000
-    X, y = chess3x3(n, seed=ctx.seed)
-    clf = GDTClassifier(max_generations=ctx.pick(2_000, 10_000), max_stagnation=ctx.pick(500, 1_000),
-                        random_state=ctx.seed, backend=_gdt_backend(ctx)).fit(X, y)
-    tree = clf.tree_
-    ctx.savefig(draw_tree(tree, title=f"GDT on Chess3x3 ({n:,} rows): {tree.n_nodes} nodes, {tree.n_leaves} leaves"),
-                "evolution_chess_tree")
-    return {"table": table.to_dict(orient="records"), "summary": summary.to_dict(orient="records"),
-            "skipped": skipped, "n_seeds": len(seeds), "held_out": list(HELD_OUT),
-            "gdt_defaults_fixed": True,
-            "chess_tree": {"n_samples": n, "n_nodes": tree.n_nodes, "n_leaves": tree.n_leaves,
-                           "ideal": is_ideal_chess_tree(tree)}}
-
-
-@register_benchmark("evolution_evaluator_throughput", technique="evolution",
-                    description="GDT fitness evaluation: batched numba CPU evaluator vs NumPy reference vs "
-                                "scikit-learn apply on the same trees (tree-rows per second), per core and "
-                                "whole machine",
-                    captions=plots.throughput_captions)
-def _throughput_benchmark(ctx: RunContext) -> dict:
-    table, comparisons = evaluator_throughput(n_samples=ctx.pick(100_000, 1_000_000), seed=ctx.seed)
-    ctx.savefig(plots.plot_throughput(table), "evolution_evaluator_throughput")
-    numpy = [e for e in comparisons if e["peer"].startswith("NumPy")]
-    sklearn = [e for e in comparisons if e["peer"].startswith("scikit-learn")]
-    return {"table": table.to_dict(orient="records"), "comparisons": comparisons,
-            **ratio_keys(numpy, "speedup_over_numpy"), **ratio_keys(sklearn, "speedup_over_sklearn_apply")}
-
-
-@register_benchmark("evolution_quality", technique="evolution",
-                    description="GDT quality goals: ideal Chess3x3 trees (10^4, 10^5 rows, 0 and 10 noise "
-                                "attributes), HIGGS and diabetes against CART, time of a 10^5-row run",
-                    captions=plots.quality_captions)
-def _quality_benchmark(ctx: RunContext) -> dict:
-    """The quality and speed goals, measured in one run (``paper`` scale: 5 seeds, 10^4 and 10^5 rows)."""
-    import numba
-
-    seeds = ctx.pick((0, 1), (0, 1, 2, 3, 4))
-    sizes = ctx.pick((10_000,), (10_000, 100_000))
-    backend = _gdt_backend(ctx)
-    runs, _ = chess_runs(n_samples=sizes, noise_attrs=(0, 10), seeds=seeds, max_generations=20_000,
-                         max_stagnation=ctx.pick(300, 1_000), backend=backend)
-    timed, _ = chess_runs(n_samples=(100_000,), noise_attrs=(0,), seeds=(ctx.seed,), stop_at_ideal=True,
-                          max_generations=10_000, backend=backend)
-    table = cart_comparison(datasets=("higgs", "diabetes"), seeds=seeds[:ctx.pick(1, 3)],
-                            max_generations=ctx.pick(1_000, 10_000), max_stagnation=ctx.pick(300, 1_000),
-                            backend=backend)
-    return {"chess_runs": runs.to_dict(orient="records"),
-            "chess_summary": chess_summary(runs).to_dict(orient="records"),
-            "run_100k_to_ideal_seconds": float(timed.fit_seconds.iloc[0]),
-            "run_100k_to_ideal_generations": int(timed.generations.iloc[0]),
-            "threads": {"gdt": numba.get_num_threads(), "cart": 1},
-            "real_data": cart_summary(table).to_dict(orient="records")}
-
-
-# the device figures and benchmarks register themselves when imported
-from . import devices  # noqa: E402, F401

@@ -1,8 +1,8 @@
-"""GDT fitness-evaluation throughput against peers: the measurement behind ``evolution_evaluator_throughput``.
+"""GDT fitness-evaluation throughput against peers (``evolution_evaluator_throughput``), and the evolved batches
+every device timing uses.
 
-Experiment code (like :mod:`dtlab.evolution.experiments`, which registers the
-benchmark): the estimator never imports it.  Speeds are compared per core and
-for the whole machine with the helpers of :mod:`dtlab.experiments.timing`.
+Speeds are compared per core and for the whole machine with the helpers of
+:mod:`dtlab.experiments.timing`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import chess3x3
-from ..experiments.timing import (
+from ...datasets import chess3x3
+from ...experiments.timing import (
     MODES,
     comparison,
     in_row_chunks,
@@ -22,7 +22,8 @@ from ..experiments.timing import (
     threads_for,
 )
 
-__all__ = ["NUMPY_NOTE", "evaluator_throughput", "evolved_population", "reference_evaluator", "to_sklearn_tree"]
+__all__ = ["NUMPY_NOTE", "evaluator_throughput", "evolved_population", "reference_evaluator", "timing_batch",
+           "to_sklearn_tree"]
 
 
 def evolved_population(X: np.ndarray, y: np.ndarray, generations: int = 30, seed: int = 0, **gdt_params: Any):
@@ -32,25 +33,47 @@ def evolved_population(X: np.ndarray, y: np.ndarray, generations: int = 30, seed
     -------
     list of Individual
     """
-    from .._validation import encode_labels
-    from . import CpuEvaluator, GDTClassifier
-    from .algorithm import initial_state, next_generation
-    from .operators import OperatorContext
+    from ..._validation import encode_labels
+    from .. import CpuEvaluator, GDTClassifier
+    from ..algorithm import initial_state, next_generation
 
-    clf = GDTClassifier(random_state=seed, **gdt_params)
-    params = clf._validated_params()
+    params = GDTClassifier(random_state=seed, **gdt_params)._validated_params()
     classes, y_enc = encode_labels(y)
     X = np.ascontiguousarray(X, dtype=np.float32)
     evaluator = CpuEvaluator(X, y_enc, len(classes))
-    rng = np.random.default_rng(seed)
-    state = initial_state(X, y_enc, len(classes), evaluator, params, rng)
-    ctx = OperatorContext(rng=rng, fetch_rows=evaluator.rows, feature_span=np.ptp(X, axis=0).astype(np.float64),
-                          n_samples=X.shape[0], variant_p=params.variant_p, max_depth=params.max_depth,
-                          ranking_pressure=params.ranking_pressure)
+    state = initial_state(X, y_enc, len(classes), evaluator, params, np.random.default_rng(seed))
+    ctx = operator_context(state.rng, X, evaluator, params)
     for _ in range(generations):
         next_generation(state, evaluator, params, ctx)
     evaluator.close()
-    return state.population
+    return state.population.individuals()
+
+
+def operator_context(rng: np.random.Generator, X: np.ndarray, evaluator, params):
+    """The :class:`~dtlab.evolution.operators.OperatorContext` GDTClassifier builds for a run on ``X``."""
+    from ..operators import OperatorContext
+
+    return OperatorContext(rng=rng, fetch_rows=evaluator.rows, feature_span=np.ptp(X, axis=0).astype(np.float64),
+                           n_samples=X.shape[0], variant_p=params.variant_p, max_depth=params.max_depth,
+                           ranking_pressure=params.ranking_pressure, X=X)
+
+
+def timing_batch(n_samples: int, noise_attrs: int = 0, seed: int = 0, generations: int = 30):
+    """Chess3x3 rows and the population of a GDT run on them after ``generations`` generations, packed.
+
+    Returns
+    -------
+    X : ndarray (n_samples, 2 + noise_attrs), float32
+    y : ndarray (n_samples,), int32
+    batch : PackedForest of the ``population_size`` (default 50) evolved trees
+    population : list of Individual, the same trees
+    """
+    from ..individual import pack
+
+    X, y = chess3x3(n_samples, noise_attrs, seed=seed)
+    m = min(n_samples, 20_000)
+    population = evolved_population(X[:m], y[:m], generations=generations, seed=seed)
+    return X, y, pack(population), population
 
 
 def to_sklearn_tree(ind, n_features: int, n_classes: int):
@@ -77,7 +100,7 @@ def to_sklearn_tree(ind, n_features: int, n_classes: int):
 
 def reference_evaluator(X: np.ndarray, y: np.ndarray, n_classes: int):
     """The plain NumPy reference evaluator (GDTClassifier's slow reference; the one place that names it)."""
-    from . import NumpyEvaluator
+    from .. import NumpyEvaluator
 
     return NumpyEvaluator(X, y, n_classes)
 
@@ -125,9 +148,9 @@ def evaluator_throughput(n_samples: int = 100_000, noise_attrs: int = 0, populat
     """
     import pandas as pd
 
-    from ..trees.bitmask import MAX_MASK_LEAVES
-    from . import CpuEvaluator
-    from .individual import pack
+    from ...trees.bitmask import MAX_MASK_LEAVES
+    from .. import CpuEvaluator
+    from ..individual import pack
 
     X, y = chess3x3(n_samples, noise_attrs, seed=seed)
     population = evolved_population(X[: min(n_samples, 20_000)], y[: min(n_samples, 20_000)],

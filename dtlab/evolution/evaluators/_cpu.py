@@ -1,0 +1,194 @@
+"""CPU kernels of GDT's fitness evaluation (numba): every tree of a batch over a range of rows, and merges.
+
+The kernel (:func:`_evaluate_range`) uses the hash and the draw of
+:mod:`.draws` but finds leaves its own way: for a chunk of rows at a time, each
+tree with at most 64 leaves runs the branch-free leaf bitmasks of
+:mod:`dtlab.trees.bitmask` over contiguous feature columns (SIMD code, no
+branch mispredictions), and only larger trees are walked: faster than the
+row-by-row walk of :func:`~.draws.accumulate_row` on evolved populations, with
+bit-identical statistics (the evaluator's measured speed:
+``evolution_evaluator_throughput`` in ``figures/results.json``).  The plain
+reference is :mod:`.reference` (NumPy, one tree at a time); the CUDA kernels
+are :mod:`._cuda`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ...trees.bitmask import masked_leaves
+from ...trees.walk import cpu_walks
+from .draws import EMPTY_HASH, compile_row_functions
+
+# inline="always": the per-row functions take a dozen arrays each, and as real calls their
+# argument passing costs as much as the walk itself
+_compiled = compile_row_functions(numba.njit(cache=True, nogil=True, inline="always"))
+_splitmix64 = _compiled["splitmix64"]
+_insert_candidate = _compiled["insert_candidate"]
+# a call, not inlined: only trees over 64 leaves are walked (their walks are long), and inlining the walk
+# into the bitmask loop of _evaluate_range made that hot loop slower
+_find_leaf_columns = cpu_walks(inline=False)["find_leaf_columns"]
+
+
+#: Rows a kernel thread takes at a time: all trees of the batch visit them while their
+#: columns (features x ROW_CHUNK values) stay in the L1/L2 cache.
+ROW_CHUNK = 1024
+
+
+@numba.njit(nogil=True, inline="always")
+def _rows_through_trees(Xt, y, start, stop, row_offset, seed, trees, node_offset, feature, threshold, left, right,
+                        missing_left, tree_salt, masked, test_offset, test_feature, test_threshold, test_mask,
+                        leaf_offset, leaf_node, counts, cand_hash, cand_row):
+    """Rows ``start:stop`` of ``Xt`` through the trees listed in ``trees``, recorded in ``counts`` / ``cand_*``.
+
+    :data:`ROW_CHUNK` rows at a time, every listed tree visiting them while
+    their columns stay in the cache, so the data are read once per call.  A
+    tree with at most 64 leaves finds its leaves with the branch-free leaf
+    bitmasks of :mod:`dtlab.trees.bitmask` (``masked[t]``); a larger one is walked.
+    """
+    bits = np.empty(ROW_CHUNK, np.uint64)
+    leaves = np.empty(ROW_CHUNK, np.int32)
+    row_hash = np.empty(ROW_CHUNK, np.uint64)
+    for chunk in range(start, stop, ROW_CHUNK):
+        chunk_stop = min(chunk + ROW_CHUNK, stop)
+        for i in range(chunk_stop - chunk):
+            row_hash[i] = _splitmix64(seed ^ np.uint64(row_offset + chunk + i))
+        for t in trees:
+            if masked[t]:
+                masked_leaves(Xt, chunk, chunk_stop, t, test_offset, test_feature, test_threshold, test_mask,
+                              leaf_offset, leaf_node, bits, leaves)
+            else:
+                for i in range(chunk_stop - chunk):
+                    leaves[i] = _find_leaf_columns(Xt, chunk + i, node_offset[t], feature, threshold, left, right,
+                                                   missing_left)
+            salt = tree_salt[t]
+            for i in range(chunk_stop - chunk):
+                leaf = leaves[i]
+                c = y[chunk + i]
+                counts[leaf, c] += 1
+                h = row_hash[i] ^ salt
+                # cheap filter first: most rows lose to the slot's second-smallest hash (ties and
+                # empty slots, whose hash is EMPTY_HASH, pass on to the exact comparison)
+                if h <= cand_hash[leaf, c, 1]:
+                    _insert_candidate(cand_hash, cand_row, leaf, c, h, np.int64(row_offset + chunk + i))
+
+
+def _evaluate_range(Xt, y, start, stop, row_offset, seed, node_offset, feature, threshold, left, right, missing_left,
+                    tree_salt, masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node,
+                    n_blocks, counts, cand_hash, cand_row):
+    """Batched evaluation of rows ``start:stop`` in ``n_blocks`` row blocks, then a reduction of their statistics.
+
+    The rows are split into ``n_blocks`` blocks (numba threads with
+    ``parallel=True``), each running every tree of the batch over its rows
+    (:func:`_rows_through_trees`) into a private copy of the statistics, which
+    are then reduced -- the paper's ``fitnesspre`` / ``fitnesspost`` split.
+    One block writes the outputs directly.  For batches with fewer trees than
+    threads; :func:`_evaluate_trees` splits the trees instead.
+
+    Parameters
+    ----------
+    Xt : ndarray of shape (n_features, n_samples), float32 or float64, C-contiguous
+        The data transposed: one contiguous column per feature.
+    y : ndarray of shape (n_samples,), int32 class codes
+    start, stop : int64
+        Rows of ``Xt`` to evaluate.
+    row_offset : int64
+        Global id of ``Xt``'s first row: row ``i`` of ``Xt`` is hashed and recorded as
+        ``row_offset + i`` (0 for the whole data set, the shard's start for a shard).
+    seed : uint64
+    node_offset, feature, threshold, left, right, missing_left :
+        the :class:`~dtlab.trees.PackedForest` arrays.
+    tree_salt : ndarray of shape (n_trees,), uint64, :func:`tree_salts` of the batch
+    masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node :
+        the batch's :class:`~dtlab.trees.bitmask.ForestMasks`.
+    counts, cand_hash, cand_row :
+        outputs, initialised by the caller (zeros, :data:`EMPTY_HASH`, -1) and
+        accumulated into, so a caller may chain calls over row ranges.
+
+    Compiled twice: ``parallel=True`` (one call over all threads) and
+    ``parallel=False`` (one host thread per CPU worker of the device pool, each on its own shard).
+    """
+    n_rows = stop - start
+    n_nodes = feature.shape[0]
+    n_classes = counts.shape[1]
+    trees = np.arange(node_offset.shape[0] - 1)
+    if n_blocks == 1:
+        _rows_through_trees(Xt, y, start, stop, row_offset, seed, trees, node_offset, feature, threshold, left, right,
+                            missing_left, tree_salt, masked, test_offset, test_feature, test_threshold, test_mask,
+                            leaf_offset, leaf_node, counts, cand_hash, cand_row)
+        return
+    block_counts = np.zeros((n_blocks, n_nodes, n_classes), dtype=np.int64)
+    block_hash = np.full((n_blocks, n_nodes, n_classes, 2), EMPTY_HASH, dtype=np.uint64)
+    block_row = np.full((n_blocks, n_nodes, n_classes, 2), -1, dtype=np.int64)
+    for b in numba.prange(n_blocks):
+        _rows_through_trees(Xt, y, start + (b * n_rows) // n_blocks, start + ((b + 1) * n_rows) // n_blocks,
+                            row_offset, seed, trees, node_offset, feature, threshold, left, right, missing_left,
+                            tree_salt, masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset,
+                            leaf_node, block_counts[b], block_hash[b], block_row[b])
+    # fitnesspost: reduce the blocks' copies of the statistics (paper, Listing 3)
+    for node in numba.prange(n_nodes):
+        for b in range(n_blocks):
+            for c in range(n_classes):
+                counts[node, c] += block_counts[b, node, c]
+                for s in range(2):
+                    if block_row[b, node, c, s] >= 0:
+                        _insert_candidate(cand_hash, cand_row, node, c, block_hash[b, node, c, s],
+                                          block_row[b, node, c, s])
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _evaluate_trees(Xt, y, start, stop, row_offset, seed, node_offset, feature, threshold, left, right, missing_left,
+                    tree_salt, masked, test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node,
+                    group_offset, group_trees, counts, cand_hash, cand_row):
+    """:func:`_evaluate_range` with the trees split among threads instead of the rows.
+
+    Thread ``g`` runs every row through the trees ``group_trees[group_offset[g]:group_offset[g + 1]]``; a
+    tree's statistics are its own nodes', written by one thread only, so no private copies and no
+    reduction are needed -- what makes a small batch on few rows cheap (the host loop's case).  Groups
+    come from :func:`tree_groups`.
+    """
+    for g in numba.prange(group_offset.shape[0] - 1):
+        _rows_through_trees(Xt, y, start, stop, row_offset, seed, group_trees[group_offset[g]:group_offset[g + 1]],
+                            node_offset, feature, threshold, left, right, missing_left, tree_salt, masked,
+                            test_offset, test_feature, test_threshold, test_mask, leaf_offset, leaf_node, counts,
+                            cand_hash, cand_row)
+
+
+def tree_groups(masks, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(group_offset, group_trees)``: the batch's trees dealt to ``n_groups`` threads with about equal work.
+
+    A tree's work per row is its number of tests under the bitmasks, or a walk
+    (about a third of a 64-leaf tree's tests); the largest first, each to the
+    least loaded group, as longest-processing-time scheduling does.
+    """
+    n_trees = masks.masked.shape[0]
+    tests = np.diff(masks.test_offset)
+    work = np.where(masks.masked, tests + 4, 24).astype(np.float64)
+    load = np.zeros(n_groups)
+    owner = np.empty(n_trees, np.int64)
+    for t in np.argsort(-work, kind="stable"):
+        g = int(np.argmin(load))
+        owner[t] = g
+        load[g] += work[t]
+    order = np.argsort(owner, kind="stable")
+    offset = np.zeros(n_groups + 1, np.int64)
+    np.cumsum(np.bincount(owner, minlength=n_groups), out=offset[1:])
+    return offset, order.astype(np.int64)
+
+
+_evaluate_range_parallel = numba.njit(_evaluate_range, parallel=True, nogil=True, cache=True)
+_evaluate_range_serial = numba.njit(_evaluate_range, parallel=False, nogil=True, cache=True)
+
+
+@numba.njit(nogil=True, cache=True)
+def _merge_into(counts, cand_hash, cand_row, other_counts, other_hash, other_row):
+    """Add another part's statistics into ``counts``/``cand_*`` (same node layout), in place."""
+    n_nodes, n_classes = counts.shape
+    for node in range(n_nodes):
+        for c in range(n_classes):
+            counts[node, c] += other_counts[node, c]
+            for s in range(2):
+                if other_row[node, c, s] >= 0:
+                    _insert_candidate(cand_hash, cand_row, node, c, other_hash[node, c, s], other_row[node, c, s])
+

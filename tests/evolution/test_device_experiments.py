@@ -1,0 +1,88 @@
+"""The device sweep, the performance model and the host-loop measurements on tiny inputs (paths, not numbers)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dtlab.evolution.experiments import devices, host_loop
+
+
+def test_one_sweep_feeds_fig9_and_fig10():
+    sweep = devices.device_sweep(sizes=(2_000, 6_000), device_counts=(1, 2, 8), repeats=2)
+    assert set(sweep.method) == {"NumPy reference", "CPU workers"}
+    workers = sweep[sweep.method == "CPU workers"]
+    assert set(workers.devices) <= {1, 2} and (workers.threads == workers.devices).all()  # 8 > cores: skipped
+    assert ((workers.seconds_min <= workers.seconds) & (workers.seconds <= workers.seconds_max)).all()
+    phases = workers[list(devices.CALL_PHASES)].sum(axis=1)
+    assert (phases <= workers.seconds_max * 1.5).all() and (workers.kernel > 0).all()
+    speed = devices.evaluator_speedups(sweep)
+    ref = speed[speed.method == "NumPy reference"]
+    assert (ref.speedup_over_reference == 1).all()
+    curves, model = devices.device_scaling(sweep, (1, 2, 4), probe_ratio=1.8, cores=2)
+    one = curves[(curves.source == "measured") & (curves.n_devices == 1)]
+    assert (one.speedup == 1).all()
+    # Fig. 10's one-device time is Fig. 9's one-worker time: the same measurement
+    assert np.allclose(one.seconds.to_numpy(), workers[workers.devices == 1].seconds.to_numpy())
+    bound = curves[curves.source == "bound"].set_index(["n_samples", "n_devices"]).speedup
+    assert bound[2_000, 1] == 1 and bound[2_000, 2] == pytest.approx(1.8) and bound[2_000, 4] == pytest.approx(1.8)
+    assert ("modelled" in set(curves.source)) == model.usable
+
+
+def test_model_is_drawn_only_where_it_fits_every_point():
+    truth = devices.PoolModel(fixed=1e-3, per_row=2e-8, per_device=5e-4)
+    points = pd.DataFrame([{"n_samples": n, "devices": d, "seconds": float(truth.seconds(n, d))}
+                           for n in (1e4, 1e5, 1e6) for d in (1, 2, 4)])
+    fitted = devices.PoolModel.fit(points)
+    assert fitted.max_error < 1e-6 and fitted.usable
+    assert fitted.per_row == pytest.approx(2e-8, rel=1e-4)
+    # two workers sharing one core: no model of independent devices fits both counts
+    shared = points.assign(seconds=lambda p: np.where(p.devices > 1, p.seconds * p.devices * 0.6, p.seconds))
+    misfit = devices.PoolModel.fit(shared)
+    assert misfit.max_error > devices.MODEL_TOLERANCE and not misfit.usable
+    sweep = shared.assign(method="CPU workers")
+    curves, _ = devices.device_scaling(sweep, (1, 2, 4))
+    assert "modelled" not in set(curves.source)
+
+
+def test_hardware_bound():
+    assert devices.hardware_bound(1, 2, 1.7) == 1.0
+    assert devices.hardware_bound(2, 2, 1.7) == pytest.approx(1.7)
+    assert devices.hardware_bound(8, 2, 1.7) == pytest.approx(1.7)
+    assert devices.hardware_bound(3, 1, 1.0) == 1.0
+
+
+def test_generation_breakdown_splits_host_and_devices():
+    table = host_loop.generation_breakdown(n_samples=3_000, generations=4, n_devices=(1, 2), use_dask=False,
+                                           population_size=10)
+    assert list(table.evaluator) == ["CPU workers x1", "CPU workers x2"]
+    phases = list(host_loop.HOST_PHASES + host_loop.DEVICE_PHASES)
+    assert (table[phases] >= 0).all().all() and (table.operators > 0).all() and (table.kernel > 0).all()
+    assert np.allclose(table[phases].sum(axis=1), table.total, rtol=1e-6)
+    assert ((0 < table.host_share) & (table.host_share < 1)).all()
+
+
+def test_host_loop_speed_against_another_commit_and_the_loop_alone():
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip() if head.returncode == 0 else None  # this checkout's own code as the "baseline"
+    out = host_loop.host_loop_speed(cases=((300, 5), (600, 3)), repeats=2, threads=1, baseline_commit=commit)
+    assert set(out["cases"]) == {"300x5", "600x3"} and out["threads"] == 1
+    for entry in out["cases"].values():
+        for who in ("now", "baseline") if commit else ("now",):
+            fit = entry[who]["fit"]
+            assert len(entry[who]["fit_seconds"]) == 2 and fit["min"] <= fit["median"] <= fit["max"]
+        if commit:  # the same code at the same seed: the same tree
+            assert entry["now"]["n_nodes"] == entry["baseline"]["n_nodes"]
+    with pytest.raises(RuntimeError, match="not in this checkout's history"):
+        host_loop.host_loop_speed(cases=((300, 2),), repeats=1, baseline_commit="0" * 40)
+    alone = host_loop.loop_alone(n_samples=300, generations=5, repeats=1, threads=1)
+    assert alone["speedup"] > 0 and alone["compiled"]["median"] > 0
+
+
+def test_recorded_baseline_holds_the_issue_cases():
+    base = host_loop.host_loop_baseline()
+    assert {f"{n}x{g}" for n, g in host_loop.HOST_LOOP_CASES} <= set(base["cases"])
+    for case in base["cases"].values():
+        assert case["fit"]["min"] <= case["fit"]["median"] <= case["fit"]["max"]
+    assert base["threads"] == 2 and len(base["commit"]) == 40
