@@ -31,7 +31,13 @@ from .grower import grow_boosted_tree
 from .inputs import FitInputs
 from .losses import LOSSES
 
-__all__ = ["DaskEngine", "fit_on_dask", "margins_on_dask", "on_margins"]
+__all__ = ["HIST_LOOP", "DaskEngine", "fit_on_dask", "margins_on_dask", "on_margins"]
+
+#: How a hist fit's levels are exchanged: ``"collective"`` (the workers send each other their histograms over
+#: sockets, one task per worker per round: :mod:`.dask_collective`; the scheduler-driven loop where they cannot)
+#: or ``"scheduler"`` (one round trip through the scheduler per level: :func:`boost_on_workers`; the same trees).
+#: ``dask_stats_["loop"]`` says which one a fit ran.
+HIST_LOOP = "collective"
 
 
 @dataclass
@@ -79,6 +85,8 @@ class DaskEngine:
         self.client, self._owns_client, self.n_features = client, owns_client, n_features
         self.replicas, self.search, self.classes = replicas, search, classes
         self._evals: list = []
+        self.collective = None
+        self.loop = "scheduler" if isinstance(search, DaskHistSearch) else "exact"
 
     def evaluation(self, eval_set: list, encode: Callable, loss, metric: str, n_outputs: int, base_margin: float):
         """Per-round losses of the eval sets: on the client for host data, on the workers for Dask data."""
@@ -87,15 +95,32 @@ class DaskEngine:
 
     def boost(self, data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round):
         if isinstance(self.search, DaskHistSearch):
+            if HIST_LOOP == "collective":
+                from .dask_collective import start_collective
+
+                self.collective = start_collective(self.search)
+            if self.collective is not None:
+                self.loop = "collective"
+                return self.collective.boost(n_outputs, params, on_round)
             return boost_on_workers(self.search, n_outputs, params, on_round)
         return boost(data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round, search=self.search)
 
     def stats(self) -> dict:
         """Bytes and seconds of the fit's rounds: what the notebook and the benchmark's model read."""
         r = self.replicas
-        return {"workers": list(r.executor.workers), "bytes_sent": r.sent_bytes, "bytes_received": r.received_bytes,
-                "round_seconds": r.seconds["round"], "work_seconds": r.seconds["work"],
-                "level_bytes": list(self.search.level_bytes), "resent": r.executor.resent}
+        stats = {"loop": self.loop, "workers": list(r.executor.workers), "bytes_sent": r.sent_bytes,
+                 "bytes_received": r.received_bytes, "round_seconds": r.seconds["round"],
+                 "work_seconds": r.seconds["work"], "level_bytes": list(self.search.level_bytes),
+                 "resent": r.executor.resent, "round_trips": r.round_trips}
+        c = self.collective
+        if c is not None:  # the rounds ran outside the replicas' messages: their seconds and bytes added here
+            stats["round_seconds"] += c.seconds["round"]
+            stats["work_seconds"] += c.seconds["work"]
+            stats["exchange_seconds"] = c.seconds["exchange"]
+            stats["bytes_received"] += sum(b for _, b in c.level_bytes)
+            stats["level_bytes"] += c.level_bytes
+            stats["round_trips"] += c.round_trips
+        return stats
 
     def close(self) -> None:
         """Release the parts on the workers (and a client connected by address); idempotent."""
@@ -104,6 +129,8 @@ class DaskEngine:
         self.dask_stats = self.stats()
         for ev in self._evals:
             ev.close()
+        if self.collective is not None:
+            self.collective.close()
         self.replicas.close()
         if self._owns_client:
             self.client.close()

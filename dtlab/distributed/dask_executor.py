@@ -206,13 +206,23 @@ class DaskExecutor:
         ``fn`` must be importable by the workers.  Each call is timed on its
         worker, so :attr:`last_seconds` tells the cluster's overhead from the work.
         """
+        return self.map_each(fn, [args] * len(self.states))
+
+    def map_each(self, fn: Callable[..., Any], part_args: Sequence[tuple], resend: bool = True) -> list[Any]:
+        """``[fn(state_i, *part_args[i]) for each part i]``: :meth:`map` with arguments of each part's own.
+
+        ``resend=False`` for work whose parts depend on each other while they run (they talk to each other):
+        a lost worker then ends the round in a :class:`ClusterError` naming it, nothing is sent again.
+        """
+        if len(part_args) != len(self.states):
+            raise ValueError(f"{len(part_args)} argument tuples for {len(self.states)} parts")
         start = time.perf_counter()
         for attempt in (0, 1):
-            if attempt == 0:
+            if attempt == 0 and resend:
                 self._resend_lost()  # a worker may have left since the last round
             futures = [self.client.submit(_timed, fn, state, *args, workers=[w], allow_other_workers=False,
                                           pure=False)
-                       for state, w in zip(self.states, self.workers)]
+                       for state, w, args in zip(self.states, self.workers, part_args)]
             try:
                 out = self._gather(futures)
                 break
@@ -224,7 +234,7 @@ class DaskExecutor:
                 # distributed.wait raises when a part's state was forgotten with its killed worker
                 lost = isinstance(exc, (concurrent.futures.CancelledError, distributed.scheduler.KilledWorker,
                                         _WorkerLeft, OSError))
-                if lost and attempt == 0 and self._resend_lost():
+                if lost and attempt == 0 and resend and self._resend_lost():
                     continue
                 if lost:
                     raise ClusterError(f"a Dask worker was lost while computing and the round could not be "

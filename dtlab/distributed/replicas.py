@@ -102,6 +102,8 @@ class Replicas:
         Bytes of array payloads sent to the parts (each part counted) and received from them, over the run.
     seconds : dict
         ``"round"`` wall seconds of the rounds and ``"work"`` the slowest part's seconds, summed over the run.
+    round_trips : int
+        Rounds (messages and queries) sent through the scheduler.
     """
 
     def __init__(self, client: Any, parts: Sequence[tuple], make_state: Callable[..., Any]):
@@ -112,6 +114,7 @@ class Replicas:
         self.sent_bytes = 0
         self.received_bytes = 0
         self.seconds = {"round": 0.0, "work": 0.0}
+        self.round_trips = 0
 
     @property
     def n_parts(self) -> int:
@@ -123,6 +126,7 @@ class Replicas:
         last = self.executor.last_seconds
         self.seconds["round"] += last["round"]
         self.seconds["work"] += last["work"]
+        self.round_trips += 1
 
     def send(self, message: Any, restart: bool = False) -> list:
         """Apply ``message`` on every part (once each, whatever is run again); the replies in part order.

@@ -12,7 +12,7 @@ trust region or line search of :func:`dtlab.linear.tron` unchanged on its
 host vectors).  What crosses the network per product is ``n_features`` floats
 each way per worker; the rows never move.
 
-Each worker's block is the single-process block (:func:`.placement._host_part`:
+Each worker's block is the single-process block (:func:`.placement._host_parts`:
 CSR rows in LIBLINEAR's order for the numba kernels, dense rows for BLAS), so
 the objective is the single-process objective added in another order: equal
 to ~1e-15 relative, the same iterations.
@@ -79,7 +79,7 @@ class LinearPart:
     def __init__(self, X_blocks: list, y_blocks: list, classes: np.ndarray, loss: str, C: float,
                  fit_intercept: bool, csr_density: float = 0.5):
         from ._data import _check_sparse
-        from .placement import _host_part
+        from .placement import _host_parts
 
         X = stack_rows(X_blocks)
         if scipy.sparse.issparse(X):
@@ -97,7 +97,7 @@ class LinearPart:
             X = scipy.sparse.csr_matrix(X)  # as the single-process fit: the CSR kernels where X is sparse enough
         self.n_threads = _worker_threads()
         self.dense = not scipy.sparse.issparse(X)
-        self.part = _host_part(LOSSES[loss], X, y_pm, C)
+        (self.part,) = _host_parts(LOSSES[loss], X, y_pm, C)  # one C: one block
 
     def handle(self, message: tuple, replay: bool):
         kind, arg = message

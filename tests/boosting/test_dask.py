@@ -162,5 +162,6 @@ def test_a_model_fitted_on_dask_predicts_dask_dataframes(client):
     y = (z > 0).astype(int)
     clf = GBDTClassifier(n_estimators=2, max_depth=3, split_method="hist", executor=client).fit(X, y)
     frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcdef")), npartitions=2)
-    np.testing.assert_allclose(clf.predict_proba(frame).compute().to_numpy(), clf.predict_proba(X), rtol=1e-12)
-    np.testing.assert_array_equal(clf.predict(frame).compute().to_numpy(), clf.predict(X))
+    for _ in range(4):  # one prediction after another: each keeps its own copy of the model on the workers
+        np.testing.assert_allclose(clf.predict_proba(frame).compute().to_numpy(), clf.predict_proba(X), rtol=1e-12)
+        np.testing.assert_array_equal(clf.predict(frame).compute().to_numpy(), clf.predict(X))
