@@ -36,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
+from ..distributed.dask_executor import ClusterError
 from .dask_hist import DaskHistSearch, TreeStart, _add_hists, _add_sums
 from .grower import ColumnData, grow_boosted_tree
 from .hist import HistSearch
@@ -99,17 +100,24 @@ def _attach(replica: Any, key: str, rank: int, cuts: list, col_missing: np.ndarr
 def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict) -> tuple:
     """Run on each worker: one round of trees (one per output), grown with the other ranks.
 
-    Returns the trees, the bytes received per level and the seconds spent in the exchanges.
+    Returns the trees, the bytes received per level, the seconds spent in the exchanges and the rest (the
+    rank's own work: its histograms, the scan, the decisions).
     """
+    start = time.perf_counter()
     search = replica.collective_search
     collective = group(key, rank)
     waited, n_levels = collective.wait_seconds, len(search.level_bytes)
     trees = []
-    for c in range(n_outputs):
-        tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
-        search.tree_done(c, tree.value[node_leaf])
-        trees.append(tree)
-    return trees, search.level_bytes[n_levels:], collective.wait_seconds - waited
+    try:
+        for c in range(n_outputs):
+            tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
+            search.tree_done(c, tree.value[node_leaf])
+            trees.append(tree)
+    except BaseException:
+        close_group(None, key, rank)  # a failed round ends the group: no rank left waiting on this one
+        raise
+    exchange = collective.wait_seconds - waited
+    return trees, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
 
 
 class CollectiveLoop:
@@ -118,9 +126,11 @@ class CollectiveLoop:
     Attributes
     ----------
     seconds : dict
-        ``"round"`` wall seconds of the rounds, ``"work"`` the slowest rank's seconds, ``"exchange"`` the
-        slowest rank's seconds in the exchanges (sending, waiting for the others, adding), summed over rounds.
-    level_bytes : list of (depth, bytes) received by the last rank (the totals rank 0 sends it)
+        ``"round"`` wall seconds of the rounds, ``"work"`` the slowest rank's own work (its task's seconds
+        outside the exchanges), ``"exchange"`` the slowest rank's seconds in the exchanges (sending, waiting for
+        the others, adding), each summed over the rounds.
+    level_bytes : list of (depth, bytes) rank 0 received per level: the other parts' histograms and sums
+        (none with one worker; rank 0 sends the totals back to each)
     round_trips : int, rounds sent through the scheduler
     """
 
@@ -143,9 +153,9 @@ class CollectiveLoop:
                                              resend=False)
             self.seconds["round"] += time.perf_counter() - start
             self.round_trips += 1
-            self.seconds["work"] += self.executor.last_seconds["work"]
-            self.seconds["exchange"] += max(wait for _, _, wait in replies)
-            self.level_bytes += replies[-1][1]
+            self.seconds["work"] += max(own for *_, own in replies)
+            self.seconds["exchange"] += max(wait for _, _, wait, _ in replies)
+            self.level_bytes += replies[0][1]
             _check_same_trees(replies)
             trees += replies[0][0]
             if on_round is not None and on_round(r, trees):
@@ -162,7 +172,7 @@ class CollectiveLoop:
 def _check_same_trees(replies: list) -> None:
     """Every rank grew the same trees (they took the same decisions from the same sums), or a clear error."""
     first = replies[0][0]
-    for rank, (trees, _, _) in enumerate(replies[1:], 1):
+    for rank, (trees, *_) in enumerate(replies[1:], 1):
         for a, b in zip(first, trees):
             if not all(np.array_equal(getattr(a, f), getattr(b, f))
                        for f in ("feature", "threshold", "missing_left", "left", "right", "value")):
@@ -180,14 +190,12 @@ def start_collective(search: DaskHistSearch, timeout: float = COLLECTIVE_TIMEOUT
     loop = CollectiveLoop(executor, key)
     try:
         address = executor.map_each(open_group, [(key, k, n) for k in range(n)], resend=False)[0]
-    except OSError:
-        return None
-    try:
         executor.map_each(join_group, [(key, k, n, address, list(executor.workers), timeout) for k in range(n)],
                           resend=False)
         executor.map_each(_attach, [(key, k, search.cuts, search.col_missing, search.n_bins_total)
                                     for k in range(n)], resend=False)
-    except (CollectiveError, OSError):
+    except (CollectiveError, ClusterError, OSError):  # the scheduler-driven loop sends a lost part again
         loop.close()
         return None
+    loop.round_trips = 3  # the group's address, its connections, the finders
     return loop

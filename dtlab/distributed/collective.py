@@ -117,6 +117,9 @@ class Collective:
             for r in range(1, self.world):
                 self._send(r, combined)
             return combined
+        except CollectiveError:
+            self.close()  # the peers still waiting on this rank learn at once, not at their timeout
+            raise
         finally:
             self.wait_seconds += time.perf_counter() - start
 

@@ -237,11 +237,20 @@ class DaskExecutor:
                 if lost and attempt == 0 and resend and self._resend_lost():
                     continue
                 if lost:
-                    raise ClusterError(f"a Dask worker was lost while computing and the round could not be "
-                                       f"completed ({type(exc).__name__}: {exc}); no result was taken") from exc
+                    raise ClusterError(f"a Dask worker was lost while computing{self._who_left()} and the round "
+                                       f"could not be completed ({type(exc).__name__}: {exc}); no result was "
+                                       "taken") from exc
                 raise
         self.last_seconds = {"round": time.perf_counter() - start, "work": max(s for _, s in out)}
         return [r for r, _ in out]
+
+    def _who_left(self) -> str:
+        """`` (worker(s) [...] of part(s) [...])``: the parts' workers no longer in the cluster, for an error."""
+        try:
+            lost = self._lost_parts(alive_workers(self.client))
+        except Exception:  # the scheduler itself is gone: nothing more to say
+            return ""
+        return f" (worker(s) {sorted({self.workers[i] for i in lost})} of part(s) {lost})" if lost else ""
 
     def _gather(self, futures: list) -> list:
         """The round's results, waiting at most ``round_timeout`` seconds and watching its workers meanwhile.

@@ -12,7 +12,7 @@ dd = pytest.importorskip("dask.dataframe")
 
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
-from dtlab.boosting import GBDTClassifier, GBDTRegressor  # noqa: E402
+from dtlab.boosting import GBDTClassifier, GBDTRegressor, dask_collective, dask_fit  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
@@ -77,9 +77,11 @@ def test_exact_on_a_dask_dataframe_and_sparse_input(client):
     assert_same_trees(GBDTClassifier(**params, executor=client).fit(Xs, ys), GBDTClassifier(**params).fit(Xs, ys))
 
 
-def test_hist_gives_the_single_process_trees_where_sums_are_exact(client):
+@pytest.mark.parametrize("loop", ["collective", "scheduler"])
+def test_hist_gives_the_single_process_trees_where_sums_are_exact(client, loop, monkeypatch):
     """Squared error on small-integer targets, learning rate 1/2: every sum of g and h is exact, so the order
     in which the workers' histograms are added does not matter."""
+    monkeypatch.setattr(dask_fit, "HIST_LOOP", loop)
     X, z = data(n=1200, missing=0.05)
     y = np.clip(np.round(z), -2, 2).astype(np.float32) + 3  # targets 1..5
     params = dict(n_estimators=5, max_depth=4, split_method="hist", max_bins=32, learning_rate=0.5, n_jobs=1)
@@ -87,8 +89,70 @@ def test_hist_gives_the_single_process_trees_where_sums_are_exact(client):
     Xd = da.from_array(X, chunks=(250, 3))
     dist = GBDTRegressor(**params, executor=client).fit(Xd, da.from_array(y, chunks=250))
     assert_same_trees(dist, local)
-    levels = dist.dask_stats_["level_bytes"]
-    assert levels[0][0] == 0 and max(b for _, b in levels) > 0
+    stats = dist.dask_stats_
+    assert stats["loop"] == loop
+    levels = stats["level_bytes"]
+    alone = loop == "collective" and len(stats["workers"]) == 1  # nothing to send to anyone
+    assert levels[0][0] == 0 and (max(b for _, b in levels) > 0) != alone
+    assert len([d for d, _ in levels if d == 0]) == params["n_estimators"]  # every tree's root, either loop
+
+
+@pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])
+def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind, monkeypatch):
+    """Sums that are not exact: the workers add the parts' histograms in the order the client does, so the
+    collective loop's trees are the scheduler-driven loop's, bit for bit, with far fewer scheduler round trips."""
+    X, z = data(n=900, seed=3)
+    y = {"regression": z, "binary": (z > 0).astype(int), "multiclass": np.digitize(z, [-1, 1])}[kind]
+    Est = GBDTRegressor if kind == "regression" else GBDTClassifier
+    params = dict(n_estimators=4, max_depth=4, split_method="hist", learning_rate=0.3, n_jobs=1, executor=client)
+    fits = {}
+    for loop in ("scheduler", "collective"):
+        monkeypatch.setattr(dask_fit, "HIST_LOOP", loop)
+        fits[loop] = Est(**params).fit(X, y)
+        assert fits[loop].dask_stats_["loop"] == loop
+    assert_same_trees(fits["collective"], fits["scheduler"])
+    # the same cut queries; then one trip per tree and level against three to set the group up and one per round
+    trips = {k: f.dask_stats_["round_trips"] for k, f in fits.items()}
+    tree_messages = len(fits["scheduler"].dask_stats_["level_bytes"])
+    assert trips["collective"] == trips["scheduler"] - tree_messages + 3 + params["n_estimators"]
+    assert tree_messages > 3 * params["n_estimators"]
+
+
+def test_the_collective_falls_back_to_the_scheduler_loop_where_it_cannot_start(client, monkeypatch):
+    """Workers that cannot open the group's sockets: the fit takes the scheduler-driven loop, says so, and
+    grows the same trees."""
+    monkeypatch.setattr(dask_collective, "open_group", _no_sockets)
+    X, z = data(n=600)
+    params = dict(n_estimators=3, max_depth=3, split_method="hist", n_jobs=1)
+    dist = GBDTRegressor(**params, executor=client).fit(X, z)
+    assert dist.dask_stats_["loop"] == "scheduler"
+    monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler")
+    assert_same_trees(dist, GBDTRegressor(**params, executor=client).fit(X, z))
+
+
+def _no_sockets(*args):
+    raise OSError("sockets are not allowed here")
+
+
+def test_options_the_dask_fit_does_not_carry_are_clear_errors(client):
+    X, z = data(n=200)
+    y = (z > 0).astype(int)
+    for split_method in ("hist", "exact"):
+        est = GBDTClassifier(n_estimators=2, split_method=split_method, executor=client)
+        with pytest.raises(ValueError, match="sample_weight is not supported with a Dask executor"):
+            est.fit(X, y, sample_weight=np.ones(200))
+        with pytest.raises(ValueError, match="sample_weight is not supported with a Dask executor"):
+            est.fit(X, y, eval_set=[(X, y)], sample_weight_eval_set=[np.ones(200)])
+        for option in (dict(subsample=0.5), dict(colsample_bytree=0.5), dict(colsample_bylevel=0.5)):
+            with pytest.raises(ValueError, match="subsample and colsample_. below 1 are not supported"):
+                GBDTClassifier(n_estimators=2, split_method=split_method, executor=client, **option).fit(X, y)
+        with pytest.raises(ValueError, match="grow_policy='lossguide' is not supported with a Dask executor"
+                           if split_method == "hist" else "lossguide' needs split_method='hist'"):
+            GBDTClassifier(n_estimators=2, split_method=split_method, executor=client,
+                           grow_policy="lossguide").fit(X, y)
+        frame = pd.DataFrame(X, columns=list("abcdef")).assign(c=lambda f: pd.Categorical(np.arange(200) % 3))
+        with pytest.raises(ValueError, match="categorical columns are not supported with a Dask executor"):
+            est.fit(frame, y)
 
 
 def test_hist_auc_within_a_thousandth_of_one_process(client):

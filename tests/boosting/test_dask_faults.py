@@ -1,5 +1,6 @@
-"""A Dask worker *process* killed (SIGKILL) in the middle of a fit: the fit completes with the same model, from
-the parts held elsewhere or sent again and brought back by their journal, well within a timeout."""
+"""A Dask worker *process* killed (SIGKILL) in the middle of a fit: the scheduler-driven fits complete with the
+same model, from the parts held elsewhere or sent again and brought back by their journal, well within a timeout;
+the collective hist fit stops with an error naming the lost worker."""
 
 import os
 import signal
@@ -11,7 +12,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from dtlab.boosting import GBDTClassifier  # noqa: E402
+from dtlab.boosting import GBDTClassifier, dask_collective, dask_fit  # noqa: E402
+from dtlab.distributed.collective import CollectiveError  # noqa: E402
+from dtlab.distributed.dask_executor import ClusterError  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
 from dtlab.linear import TronLogisticRegression  # noqa: E402
 
@@ -56,7 +59,9 @@ class KillMidFit:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("split_method", ["hist", "exact"])
-def test_a_killed_worker_process_mid_fit_gives_the_same_model(process_cluster, split_method):
+def test_a_killed_worker_process_mid_fit_gives_the_same_model(process_cluster, split_method, monkeypatch):
+    """The scheduler-driven loops: every part is driven by numbered messages, so a lost one is rebuilt."""
+    monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler")
     X, y = _data()
     params = dict(n_estimators=12, max_depth=5, split_method=split_method, n_jobs=1)
     local = GBDTClassifier(**params).fit(X, y)
@@ -74,6 +79,27 @@ def test_a_killed_worker_process_mid_fit_gives_the_same_model(process_cluster, s
             np.testing.assert_allclose(s.value, t.value, rtol=1e-5, atol=1e-7)
     assert elapsed < 240
     _wait_for_workers(process_cluster, 2)
+
+
+@pytest.mark.timeout(300)
+def test_a_killed_worker_process_mid_collective_fit_is_a_clear_error_naming_it(process_cluster):
+    """The collective loop: the parts talk to each other mid-round, so none can be sent again alone; the fit
+    stops with an error naming the lost worker, well within the collective's timeout, and never hangs."""
+    X, y = _data(n=20000)
+    killer = KillMidFit(process_cluster, at=2)
+    params = dict(n_estimators=40, max_depth=6, split_method="hist", n_jobs=1)
+    start = time.monotonic()
+    with pytest.raises((ClusterError, CollectiveError)) as info:
+        GBDTClassifier(**params, executor=process_cluster).fit(X, y, callbacks=[killer])
+    elapsed = time.monotonic() - start
+    assert killer.killed, "no worker was killed"
+    victim, killed_at = killer.killed[0]
+    assert victim in str(info.value)
+    assert time.monotonic() - killed_at < dask_collective.COLLECTIVE_TIMEOUT_S / 2 and elapsed < 120
+    _wait_for_workers(process_cluster, 2)
+    # the cluster is usable again: the next fit runs the collective loop on the new worker
+    fit = GBDTClassifier(n_estimators=2, max_depth=3, split_method="hist", executor=process_cluster).fit(X, y)
+    assert fit.dask_stats_["loop"] == "collective"
 
 
 def _wait_for_workers(client, n, timeout=60):

@@ -69,8 +69,14 @@ def test_bad_input_on_dask_is_a_clear_error(client):
     X = np.random.default_rng(0).normal(size=(50, 3))
     with pytest.raises(ValueError, match="only one class"):
         TronLogisticRegression(executor=client).fit(X, np.ones(50))
-    with pytest.raises(ValueError, match="Only binary classification"):
-        TronLogisticRegression(executor=client).fit(X, np.arange(50) % 3)
+    for estimator in (TronLogisticRegression, TronLinearSVC):  # what one process does and a Dask fit does not
+        with pytest.raises(ValueError, match=r"a Dask fit trains two classes only \(one-vs-rest runs in one "
+                                             r"process, executor='local'\): y has 3 classes"):
+            estimator(executor=client).fit(X, np.arange(50) % 3)
+        with pytest.raises(ValueError, match="class_weight is not supported with a Dask executor"):
+            estimator(executor=client, class_weight="balanced").fit(X, np.arange(50) % 2)
+        with pytest.raises(ValueError, match="class_weight is not supported with a Dask executor"):
+            estimator(executor=client, class_weight={0: 1.0, 1: 3.0}).fit(da.from_array(X), np.arange(50) % 2)
     bad = X.copy()
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):
