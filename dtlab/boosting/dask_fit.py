@@ -3,7 +3,9 @@ predictions.
 
 :func:`fit_on_dask` is what the estimators' ``fit`` runs with a Dask
 ``executor``.  ``split_method="hist"`` keeps a partition of the rows on each
-worker (:mod:`.dask_hist`; targets, margins and gradients stay there too),
+worker (:mod:`.dask_hist`; targets, margins and gradients stay there too;
+the workers exchange each level's histograms among themselves,
+:mod:`.dask_collective`, or through the client, :func:`boost_on_workers`),
 ``"exact"`` a slice of the columns with every row (:mod:`.dask_exact`; the
 client runs the single-process boosting loop on the targets).  Either way the
 estimator's own loop of eval sets, callbacks and progress runs on the client

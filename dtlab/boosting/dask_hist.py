@@ -25,6 +25,8 @@ another order, and the trees agree to rounding.
 The grower (:func:`~dtlab.boosting.grower.grow_boosted_tree`) runs unchanged
 on the client: this finder's ``row_state`` (:class:`DaskRows`) stands for the
 rows, and a level's round trip happens when the grower advances the rows.
+:mod:`.dask_collective` runs this same finder on every worker instead, its
+"round trip" an exchange of the parts' replies between the workers.
 """
 
 from __future__ import annotations

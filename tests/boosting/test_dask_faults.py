@@ -13,9 +13,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from dtlab.boosting import GBDTClassifier, dask_collective, dask_fit  # noqa: E402
+from dtlab.distributed.cluster import local_cluster  # noqa: E402
 from dtlab.distributed.collective import CollectiveError  # noqa: E402
 from dtlab.distributed.dask_executor import ClusterError  # noqa: E402
-from dtlab.distributed.cluster import local_cluster  # noqa: E402
 from dtlab.linear import TronLogisticRegression  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
