@@ -31,6 +31,10 @@ from .datasets import holdout_split, synthetic
 __all__ = ["ScalingModel", "dask_contenders", "dask_scaling", "dask_vs_peers"]
 
 
+#: The entries of a dtlab fit's ``dask_stats_`` the benchmark keeps with each timed run.
+STATS_KEPT = ("loop", "round_seconds", "work_seconds", "exchange_seconds", "round_trips", "bytes_received")
+
+
 def _auc(y, p) -> float:
     from sklearn.metrics import roc_auc_score
 
@@ -88,7 +92,8 @@ def dask_vs_peers(n_samples: int, n_features: int = 28, n_estimators: int = 40, 
 
     Returns
     -------
-    dict with ``rows``, ``params`` and ``runs``: ``{label: {"seconds": [...], "median", "auc"}}``
+    dict with ``rows``, ``params`` and ``runs``: ``{label: {"seconds": [...], "median", "auc"}}`` (dtlab's
+    runs also ``"dask_stats"``: the :data:`STATS_KEPT` of each timed fit)
     """
     import dask.array as da
 
@@ -106,10 +111,14 @@ def dask_vs_peers(n_samples: int, n_features: int = 28, n_estimators: int = 40, 
         for round_index in range(repeats + 1):  # round 0: warm-up (JIT compilation on the workers), untimed
             for k in labels:
                 start = time.perf_counter()
-                proba, _ = made[k](client, Xd, yd)
+                proba, model = made[k](client, Xd, yd)
                 seconds = time.perf_counter() - start
                 if round_index:
                     runs[k]["seconds"].append(seconds)
+                    stats = getattr(model, "dask_stats_", None)
+                    if stats is not None:  # where dtlab's time went: the loop, rounds, own work, exchanges
+                        runs[k].setdefault("dask_stats", []).append(
+                            {q: stats[q] for q in STATS_KEPT if q in stats} | {"seconds": seconds})
                 runs[k]["auc"] = _auc(y_test, proba(X_test))
     for k in labels:
         runs[k]["median"] = statistics.median(runs[k]["seconds"])
