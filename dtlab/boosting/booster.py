@@ -59,21 +59,23 @@ def _frontier_search(data, backend, n_workers, params, categorical):
 
 
 def tree_grower(data: ColumnData, params: dict, backend: Backend, n_workers: int,
-                categorical: np.ndarray | None = None):
+                categorical: np.ndarray | None = None, search: Any = None):
     """The split finder of a fit and the function that grows one tree on it, ``grow(g, h, level_features)``.
 
     Leaf-wise growth and categorical features take the node-wise histogram finder (:mod:`.frontier`); plain
-    depthwise growth the level-wise finders of :data:`SPLIT_METHODS`.
+    depthwise growth the level-wise finders of :data:`SPLIT_METHODS`, or ``search`` when one is given (the
+    Dask exact finder, :mod:`.dask_exact`: level-wise only).
     """
     keys = ("max_depth", "learning_rate", "reg_lambda", "gamma", "min_child_weight")
     grow = {k: params[k] for k in keys}
     policy = params.get("grow_policy", "depthwise")
-    if policy == "lossguide" or (categorical is not None and categorical.any()):
+    if search is None and (policy == "lossguide" or (categorical is not None and categorical.any())):
         cats = np.zeros(data.n_features, bool) if categorical is None else categorical
         search = _frontier_search(data, backend, n_workers, params, cats)
         return search, lambda g, h, level_features: grow_frontier_tree(
             search, g, h, policy, max_leaves=params.get("max_leaves", 0), level_features=level_features, **grow)
-    search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
+    if search is None:
+        search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
     return search, lambda g, h, level_features: grow_boosted_tree(search, g, h, level_features=level_features,
                                                                  **grow)
 
@@ -81,7 +83,8 @@ def tree_grower(data: ColumnData, params: dict, backend: Backend, n_workers: int
 def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: float, params: dict,
           backend: Backend, n_workers: int,
           on_round: Callable[[int, list[BoostedTree]], bool] | None = None, sample_weight: np.ndarray | None = None,
-          sampler: Sampler | None = None, categorical: np.ndarray | None = None) -> list[BoostedTree]:
+          sampler: Sampler | None = None, categorical: np.ndarray | None = None,
+          search: Any = None) -> list[BoostedTree]:
     """Fit ``params["n_estimators"]`` rounds of ``n_outputs`` trees each.
 
     Parameters
@@ -102,13 +105,15 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
         The rows and features of each tree.
     categorical : bool array (n_features,), optional
         Features split as categories.
+    search : split finder, optional
+        One already made (the Dask exact finder, :mod:`.dask_exact`); default: :func:`tree_grower`'s.
 
     Returns
     -------
     list of BoostedTree, round-major (round r, class c at ``r * n_outputs + c``)
     """
     n = data.n_samples
-    _, grow = tree_grower(data, params, backend, n_workers, categorical)
+    _, grow = tree_grower(data, params, backend, n_workers, categorical, search)
     shape = (n,) if n_outputs == 1 else (n, n_outputs)
     margin = np.full(shape, base_margin, np.float32)
     g = np.empty(shape, np.float32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,84 +13,18 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import encode_labels
 from ..backend import resolve_backend, thread_scope
 from ..callbacks import EarlyStopping, ProgressBar, RecordEvaluation, run_callbacks
+from ..distributed.executors import is_dask_collection, uses_dask
 from ..inference import Forest
 from ..trees.boosted_import import boosted_ensemble
 from ..trees.ensemble import Ensemble
 from ..trees.shap import tree_shap
 from . import _params
+from ._docs import PARAMETERS_DOC
 from .booster import RoundEvaluation, boost
+from .dask_fit import fit_on_dask, margins_on_dask, on_margins
 from .inputs import numeric_rows, prepare_fit
 from .losses import LOSSES
 from .sampling import Sampler, seed_of
-
-_DOC_PARAMS = """
-    n_estimators : int >= 1, default=100
-        Boosting rounds (one tree per round, or one per class and round).
-    max_depth : int >= 1, default=6
-        Trees grow level by level to this depth.
-    learning_rate : float > 0, default=0.3
-        Shrinkage of every leaf value.
-    reg_lambda : float >= 0, default=1.0
-        L2 penalty of the leaf weights: a leaf's weight is ``-G / (H + reg_lambda)``.
-    gamma : float >= 0, default=0.0
-        Minimum loss change of a split, compared as XGBoost's ``min_split_loss``
-        is (with ``G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - G^2/(H+lambda)``,
-        the textbook gain without its factor 1/2); splits below it are pruned
-        bottom up.
-    min_child_weight : float >= 0, default=1.0
-        Minimum hessian sum of each child.
-    subsample : float in (0, 1], default=1.0
-        Share of the rows each tree is grown on (the others get ``g = h = 0`` for it): row ``i`` is in tree
-        ``t``'s sample when a hash of ``(random_state, t, i)`` falls below it, so the same rows on any number
-        of threads or devices (:mod:`dtlab.boosting.sampling`).
-    colsample_bytree, colsample_bylevel : float in (0, 1], default=1.0
-        Share of the features each tree, and each level of it among the tree's, may split on (XGBoost's
-        nesting), drawn by the same seeded hash.
-    split_method : {"exact", "hist"}, default="exact"
-        ``"exact"``: every distinct value is a candidate (features sorted once,
-        prefix sums, stable partitions; XGBoost's ``tree_method="exact"``).
-        ``"hist"``: candidates are ``max_bins`` quantile bins (one histogram per
-        node, the sibling by subtraction).
-    max_bins : int in [2, 256], default=256
-        Bins per feature for ``"hist"`` (one of them holds the missing values).
-    grow_policy : {"depthwise", "lossguide"}, default="depthwise"
-        ``"depthwise"``: level by level to ``max_depth``; ``"lossguide"`` (``"hist"`` only, as in XGBoost):
-        leaf-wise, always the leaf of largest loss change next, LightGBM's growth.
-    max_leaves : int >= 0, default=0
-        Most leaves of a ``"lossguide"`` tree (LightGBM's ``num_leaves``; 0: no limit but ``max_depth``,
-        which may then be 0 for none).
-    categorical_features : "auto", None, indices, names or bool mask, default="auto"
-        Features split as categories (``"hist"`` only, as in XGBoost and LightGBM): ``"auto"`` takes the
-        pandas ``category`` columns; integer-coded columns (non-negative whole numbers) can be named.  A
-        split sends a set of categories left: the categories ordered by ``G/H`` and the best prefix taken
-        (LightGBM's and XGBoost's partition method), or one category against the rest for a feature of at
-        most ``max_cat_to_onehot`` categories; unseen categories go right, missing ones the learnt way.
-    max_cat_to_onehot : int >= 1, default=4
-        Features with at most this many categories split one category against the rest.
-    base_score : float or None, default=None
-        Initial prediction (a probability for binary classification, as in
-        XGBoost); ``None``: the mean target (regression), the positive rate
-        (binary), 0 margins (multiclass).
-    early_stopping_rounds : int or None, default=None
-        Stop when the last ``eval_set`` has not improved for this many rounds;
-        prediction then uses the best round.
-    backend : {"auto", "cpu", "cuda"}, default="auto"
-        Where the split search and prediction run (:func:`dtlab.backend.resolve_backend`; ``"auto"``: a GPU
-        when X is on one or a GPU is present).  ``"cuda"``: numba.cuda kernels -- for
-        ``"hist"`` the histograms, scans and per-node reduction (the rows'
-        partition stays on the host), for ``"exact"`` the prefix-sum scans of
-        the sorted lists (a block per node and feature), the rows' sides and the
-        lists' stable partition; the same trees as ``"cpu"``.  Prediction is
-        :class:`dtlab.inference.Forest`'s on the same backend.
-    n_jobs : int or None, default=None
-        Threads of fit (feature slices) and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
-        current thread count; -1, all of numba's threads).
-    random_state : int, RandomState or None, default=None
-        Seed of ``subsample`` and ``colsample_*`` (nothing is drawn when they are 1): the same seed gives the
-        same model on every backend, thread and device count.
-    verbose : bool, default=False
-        A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
-"""
 
 
 class _GBDT(BaseEstimator):
@@ -101,7 +36,7 @@ class _GBDT(BaseEstimator):
                  max_bins: int = 256, grow_policy: str = "depthwise", max_leaves: int = 0,
                  categorical_features: Any = "auto", max_cat_to_onehot: int = 4, base_score: float | None = None,
                  early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
-                 random_state: Any = None, verbose: bool = False):
+                 random_state: Any = None, verbose: bool = False, executor: Any = "local"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -123,10 +58,13 @@ class _GBDT(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.executor = executor
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X, inputs, y_encoded, loss, n_outputs: int, base_margin: float, eval_set,
-             sample_weight_eval_set, callbacks) -> None:
+             sample_weight_eval_set, callbacks, engine=None) -> None:
+        """The boosting rounds with eval sets, callbacks and progress; ``engine`` (a Dask fit,
+        :mod:`.dask_fit`) brings its own ``backend``, ``evaluation(...)`` and ``boost(...)``."""
         params = _params.check_params(self)
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
@@ -138,7 +76,8 @@ class _GBDT(BaseEstimator):
         if len(eval_weights) != len(eval_set):
             raise ValueError(f"sample_weight_eval_set has {len(eval_weights)} entries for {len(eval_set)} eval sets")
         data = inputs.data
-        backend = resolve_backend(self.backend, X)  # once; the Backend object goes down to the split finders
+        # once; the Backend object goes down to the split finders
+        backend = resolve_backend(self.backend, X) if engine is None else engine.backend
         self.backend_ = backend.name
         self.base_margin_ = float(base_margin)
         self.n_outputs_ = n_outputs
@@ -149,15 +88,20 @@ class _GBDT(BaseEstimator):
             self.feature_names_in_ = np.asarray(inputs.names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        evals = []
-        for (Xe, ye), we in zip(eval_set, eval_weights):
-            blocks = list(_params.predict_rows(numeric_rows(self, Xe), data.n_features))
-            n_eval = sum(b.shape[0] for b in blocks)
-            evals.append((blocks, self._encode_eval(ye), _params.check_sample_weight(we, n_eval,
-                                                                                    "sample_weight_eval_set")))
         metric = "rmse" if loss is LOSSES["squared_error"] else ("logloss" if n_outputs == 1 else "mlogloss")
-        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(evals))}
-        evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
+        self.evals_result_ = {f"validation_{i}": {metric: []} for i in range(len(eval_set))}
+        if engine is None:
+            evals = []
+            for (Xe, ye), we in zip(eval_set, eval_weights):
+                blocks = list(_params.predict_rows(numeric_rows(self, Xe), data.n_features))
+                n_eval = sum(b.shape[0] for b in blocks)
+                evals.append((blocks, self._encode_eval(ye),
+                              _params.check_sample_weight(we, n_eval, "sample_weight_eval_set")))
+            evaluate = RoundEvaluation(evals, loss, metric, data.n_features, n_outputs, base_margin)
+        else:
+            if any(w is not None for w in eval_weights):
+                raise ValueError("sample_weight_eval_set is not supported with a Dask executor")
+            evaluate = engine.evaluation(eval_set, self._encode_eval, loss, metric, n_outputs, base_margin)
         sets = list(self.evals_result_)
         # LightGBM's pattern: recording, early stopping (on the last eval set) and progress are callbacks
         stopping = EarlyStopping(esr, (sets[-1], metric)) if esr is not None else None
@@ -178,8 +122,13 @@ class _GBDT(BaseEstimator):
 
         try:
             with thread_scope(self.n_jobs) as n_threads:
-                trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads, on_round,
-                              sample_weight=inputs.weight, sampler=sampler, categorical=inputs.categorical)
+                if engine is None:
+                    trees = boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads,
+                                  on_round, sample_weight=inputs.weight, sampler=sampler,
+                                  categorical=inputs.categorical)
+                else:
+                    trees = engine.boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads,
+                                         on_round)
         finally:
             if bar is not None:
                 bar.close()
@@ -219,6 +168,8 @@ class _GBDT(BaseEstimator):
         """Margins, float32 (n_samples, n_outputs): the inference engine's sums, on ``backend`` (resolved here,
         so that a model read from a file predicts wherever it is used)."""
         check_is_fitted(self, "trees_")
+        if is_dask_collection(X):  # a Dask collection of margins, predicted where the partitions are
+            return margins_on_dask(self, X)
         backend = resolve_backend(self.backend)  # GPU input goes to the host for backend="cpu" (predict_rows)
         with thread_scope(self.n_jobs):
             blocks = [self._predictor.predict(b, backend=backend)
@@ -274,7 +225,7 @@ class GBDTRegressor(RegressorMixin, _GBDT):
     __doc__ = f"""Gradient-boosted regression trees (squared error), XGBoost's second-order algorithm.
 
     Parameters
-    ----------{_DOC_PARAMS}
+    ----------{PARAMETERS_DOC}
     Attributes
     ----------
     trees_ : list of BoostedTree
@@ -296,6 +247,8 @@ class GBDTRegressor(RegressorMixin, _GBDT):
         ``sample_weight_eval_set``, one array or None per set) is recorded after every round
         (``evals_result_``); ``callbacks``: ``callback(round, record) -> bool | None`` after every round
         (:mod:`dtlab.callbacks`; ``record`` holds the eval sets' losses; True stops)."""
+        if uses_dask(self.executor, X, y):
+            return fit_on_dask(self, X, y, sample_weight, eval_set, sample_weight_eval_set, callbacks)
         _params.check_params(self)
         inputs = prepare_fit(self, X, y, sample_weight, numeric=True)
         y = np.asarray(inputs.y).astype(np.float32)
@@ -310,7 +263,7 @@ class GBDTRegressor(RegressorMixin, _GBDT):
         row's contributions add up to its prediction)."""
         if pred_contribs:
             return self._contributions(X)
-        return self._margin(X)[:, 0]
+        return on_margins(self._margin(X), partial(_margins_out, n_outputs=1))
 
 
 class GBDTClassifier(ClassifierMixin, _GBDT):
@@ -318,7 +271,7 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
     per class and round).
 
     Parameters
-    ----------{_DOC_PARAMS}
+    ----------{PARAMETERS_DOC}
     Attributes
     ----------
     classes_ : ndarray (n_classes,)
@@ -333,6 +286,8 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         :meth:`GBDTRegressor.fit` (the default base score is the weighted positive rate)."""
         from sklearn.utils.multiclass import check_classification_targets
 
+        if uses_dask(self.executor, X, y):
+            return fit_on_dask(self, X, y, sample_weight, eval_set, sample_weight_eval_set, callbacks)
         _params.check_params(self)
         inputs = prepare_fit(self, X, y, sample_weight, numeric=False)
         y = inputs.y
@@ -362,18 +317,15 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Margins: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        m = self._margin(X)
-        return m[:, 0] if self.n_outputs_ == 1 else m
+        # the functions sent with Dask partitions hold no estimator (a Dask-fitted one holds its Client, which
+        # Dask cannot tokenize): plain values only
+        return on_margins(self._margin(X), partial(_margins_out, n_outputs=self.n_outputs_))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, float64 array (n_samples, n_classes)."""
-        m = self._margin(X).astype(np.float64)
-        if self.n_outputs_ == 1:
-            p = 1.0 / (1.0 + np.exp(-m[:, 0]))
-            return np.column_stack([1.0 - p, p])
-        m -= m.max(axis=1, keepdims=True)
-        e = np.exp(m)
-        return e / e.sum(axis=1, keepdims=True)
+        """Class probabilities, float64 array (n_samples, n_classes) (a Dask array or DataFrame for Dask
+        input, columns the classes)."""
+        return on_margins(self._margin(X), partial(_probabilities, n_outputs=self.n_outputs_),
+                          columns=list(self.classes_))
 
     def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
         """Most probable class label of each row; with ``pred_contribs=True`` each feature's contribution to
@@ -381,5 +333,24 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         n_classes, n_features + 1) otherwise, the bias last (XGBoost's ``pred_contribs``)."""
         if pred_contribs:
             return self._contributions(X)
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return on_margins(self._margin(X), partial(_labels, classes=self.classes_, n_outputs=self.n_outputs_),
+                          dtype=self.classes_.dtype)
+
+
+def _margins_out(m: np.ndarray, n_outputs: int) -> np.ndarray:
+    return m[:, 0] if n_outputs == 1 else m
+
+
+def _probabilities(m: np.ndarray, n_outputs: int) -> np.ndarray:
+    """Class probabilities, float64 (n_samples, n_classes), of float32 margins (n_samples, n_outputs)."""
+    m = m.astype(np.float64)
+    if n_outputs == 1:
+        p = 1.0 / (1.0 + np.exp(-m[:, 0]))
+        return np.column_stack([1.0 - p, p])
+    m -= m.max(axis=1, keepdims=True)
+    e = np.exp(m)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _labels(m: np.ndarray, classes: np.ndarray, n_outputs: int) -> np.ndarray:
+    return classes[np.argmax(_probabilities(m, n_outputs), axis=1)]

@@ -99,8 +99,13 @@ class ExactSearch:
         next :meth:`find` (none when the children are the ``last`` level: leaves need no lists)."""
         rows, vals = self.lists
         _mark_sides(self.seg, rows, vals, split_k, split_f, split_thr, split_left, pos, side)
-        if last:
-            return
+        if not last:
+            self.follow_sides(split_k, side)
+
+    def follow_sides(self, split_k, side) -> None:
+        """The partition of the lists by the rows' ``side`` (marked here, or elsewhere: a Dask worker holding
+        other features, :mod:`.dask_exact`), left to the next :meth:`find`."""
+        rows, vals = self.lists
         out = self.buffers[self.flip]
         self.flip ^= 1
         self.work["partitioned"] += int((self.seg[:, split_k + 1] - self.seg[:, split_k]).sum())

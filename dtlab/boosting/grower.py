@@ -11,7 +11,8 @@ will be leaves, so the finder only marks each row's ``side`` and keeps no state 
 
 The rows' state (node, side, leaf; the children's sums) is :class:`HostRows`
 on the CPU; a finder may bring its own, ``row_state(g, h)`` (the CUDA finders
-keep the rows on the device: :mod:`._rows_cuda`).
+keep the rows on the device: :mod:`._rows_cuda`; the Dask histogram finder on
+the workers: :mod:`.dask_hist`).
 """
 
 from __future__ import annotations

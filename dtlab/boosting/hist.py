@@ -41,8 +41,9 @@ def _edges_of_sorted(srt: np.ndarray, max_bins: int) -> np.ndarray:
     return cuts[cuts > distinct[0]]  # no empty first bin
 
 
-def _bin_features(f0, f1, w, data, max_bins, binsT, cuts):
-    """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``.
+def _bin_features(f0, f1, w, data, max_bins, binsT, cuts, given=False):
+    """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``
+    (``given``: ``cuts`` holds the cut points already, e.g. those of the whole data on a Dask worker).
 
     One sort of each column gives both: the cuts are its order statistics and each bin a run of it (faster
     than a sort plus a binary search per value).
@@ -52,7 +53,8 @@ def _bin_features(f0, f1, w, data, max_bins, binsT, cuts):
         values = data.values[s:e]
         order = np.argsort(values)  # not stable: equal values share a bin whatever their order
         srt = values[order]
-        cuts[f] = _edges_of_sorted(srt, max_bins)
+        if not given:
+            cuts[f] = _edges_of_sorted(srt, max_bins)
         _fill_bins(data.indices[s:e][order], np.searchsorted(srt, cuts[f], side="left"), binsT[f])
 
 
@@ -64,16 +66,20 @@ class HistSearch:
     data : :class:`dtlab.boosting.grower.ColumnData`
     n_workers : int
     max_bins : int in [2, 256]
+    cuts : list of float32 arrays (n_features,) or None
+        The cut points of every feature (:func:`bin_edges` of the whole data, on a Dask worker holding some
+        of its rows: :mod:`.dask_hist`); None: made from ``data``.
     """
 
-    def __init__(self, data, n_workers: int, max_bins: int):
+    def __init__(self, data, n_workers: int, max_bins: int, cuts: list | None = None):
         d, n = data.n_features, data.n_samples
         self.n_bins_total = max_bins
         self.miss_bin = max_bins - 1
         binsT = np.full((d, n), self.miss_bin, np.uint8)
-        self.cuts = [None] * d
+        self.cuts = [None] * d if cuts is None else list(cuts)
         self.parallel = n_workers > 1 and n * d >= PARALLEL_MIN_WORK
-        run_slices(_bin_features, d, n_workers if self.parallel else 1, data, max_bins, binsT, self.cuts)
+        run_slices(_bin_features, d, n_workers if self.parallel else 1, data, max_bins, binsT, self.cuts,
+                   cuts is not None)
         self.n_bins = np.array([c.shape[0] + 1 for c in self.cuts], np.int64)
         self.cut_table = np.full((d, max(max_bins - 2, 1)), np.inf, np.float32)
         for f, cuts in enumerate(self.cuts):

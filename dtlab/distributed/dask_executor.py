@@ -28,6 +28,7 @@ imported when an executor is made, never by ``import dtlab``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 import uuid
 from typing import Any, Callable, Sequence
@@ -90,9 +91,21 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[Any, float]:
     return result, time.perf_counter() - start
 
 
+def _on_cluster(arg: Any) -> bool:
+    """Whether a part's argument is data on the cluster: a future, or a list or tuple of them."""
+    from distributed import Future
+
+    if isinstance(arg, (list, tuple)):
+        return len(arg) > 0 and all(_on_cluster(a) for a in arg)
+    return isinstance(arg, Future)
+
+
 def alive_workers(client) -> list[str]:
     try:
-        return sorted(client.scheduler_info(n_workers=-1)["workers"])
+        # asked of the scheduler itself: the client's cached identity, which scheduler_info refreshes and
+        # returns, is rewritten without its workers by the client's own periodic update, which can land between
+        # the two (a cluster of two workers was once read as having none)
+        return sorted(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
     except TypeError:  # older distributed: no n_workers argument
         return sorted(client.scheduler_info()["workers"])
     except (OSError, TimeoutError) as exc:
@@ -116,7 +129,9 @@ class DaskExecutor:
         (it closes one it connected to by address).
     parts : sequence of tuples
         The arguments of ``make_state`` for each part (e.g. a shard's arrays);
-        the host keeps them to send a part again when its worker leaves.
+        the host keeps them to send a part again when its worker leaves.  An
+        argument that is a ``distributed.Future`` (or a list of them: data
+        already on the cluster) is passed as it is, not scattered.
     make_state : callable
         ``make_state(*part) -> state``, run on the worker that keeps the part;
         importable by the workers (a module-level function).
@@ -153,7 +168,14 @@ class DaskExecutor:
 
     def _place(self, i: int):
         worker = self.workers[i]
-        arrays = self.client.scatter(list(self._parts[i]), workers=[worker], broadcast=False, hash=False)
+        # host objects are scattered from the host's copy; data already on the cluster (futures, e.g. a Dask
+        # collection's blocks) is passed as it is: Dask moves it, or computes it again from its graph if lost
+        arrays = list(self._parts[i])
+        host = [k for k, a in enumerate(arrays) if not _on_cluster(a)]
+        if host:
+            sent = self.client.scatter([arrays[k] for k in host], workers=[worker], broadcast=False, hash=False)
+            for k, future in zip(host, sent):
+                arrays[k] = future
         return self.client.submit(self._make_state, *arrays, workers=[worker], allow_other_workers=False,
                                   pure=False, key=f"dtlab-part-{i}-{uuid.uuid4().hex}")
 
@@ -169,8 +191,9 @@ class DaskExecutor:
         if not lost:
             return False
         if not alive:
-            raise ClusterError(f"the Dask cluster lost every worker; {len(lost)} part(s) of the data have nowhere "
-                               "to go. The result of this round was not computed.")
+            gone = sorted({self.workers[i] for i in lost})
+            raise ClusterError(f"the Dask cluster lost every worker (those of part(s) {lost}: {gone}); the data "
+                               "have nowhere to go. The result of this round was not computed.")
         for k, i in enumerate(lost):
             self.workers[i] = alive[k % len(alive)]
             self.resent += 1
@@ -183,13 +206,23 @@ class DaskExecutor:
         ``fn`` must be importable by the workers.  Each call is timed on its
         worker, so :attr:`last_seconds` tells the cluster's overhead from the work.
         """
+        return self.map_each(fn, [args] * len(self.states))
+
+    def map_each(self, fn: Callable[..., Any], part_args: Sequence[tuple], resend: bool = True) -> list[Any]:
+        """``[fn(state_i, *part_args[i]) for each part i]``: :meth:`map` with arguments of each part's own.
+
+        ``resend=False`` for work whose parts depend on each other while they run (they talk to each other):
+        a lost worker then ends the round in a :class:`ClusterError` naming it, nothing is sent again.
+        """
+        if len(part_args) != len(self.states):
+            raise ValueError(f"{len(part_args)} argument tuples for {len(self.states)} parts")
         start = time.perf_counter()
         for attempt in (0, 1):
-            if attempt == 0:
+            if attempt == 0 and resend:
                 self._resend_lost()  # a worker may have left since the last round
             futures = [self.client.submit(_timed, fn, state, *args, workers=[w], allow_other_workers=False,
                                           pure=False)
-                       for state, w in zip(self.states, self.workers)]
+                       for state, w, args in zip(self.states, self.workers, part_args)]
             try:
                 out = self._gather(futures)
                 break
@@ -197,16 +230,27 @@ class DaskExecutor:
                 import distributed
 
                 _cancel(self.client, futures)  # nothing of a failed round keeps running (or waiting) on the cluster
-                lost = isinstance(exc, (distributed.client.FutureCancelledError, distributed.scheduler.KilledWorker,
+                # CancelledError: the base of FutureCancelledError and of FuturesCancelledError, which
+                # distributed.wait raises when a part's state was forgotten with its killed worker
+                lost = isinstance(exc, (concurrent.futures.CancelledError, distributed.scheduler.KilledWorker,
                                         _WorkerLeft, OSError))
-                if lost and attempt == 0 and self._resend_lost():
+                if lost and attempt == 0 and resend and self._resend_lost():
                     continue
                 if lost:
-                    raise ClusterError(f"a Dask worker was lost while computing and the round could not be "
-                                       f"completed ({type(exc).__name__}: {exc}); no result was taken") from exc
+                    raise ClusterError(f"a Dask worker was lost while computing{self._who_left()} and the round "
+                                       f"could not be completed ({type(exc).__name__}: {exc}); no result was "
+                                       "taken") from exc
                 raise
         self.last_seconds = {"round": time.perf_counter() - start, "work": max(s for _, s in out)}
         return [r for r, _ in out]
+
+    def _who_left(self) -> str:
+        """`` (worker(s) [...] of part(s) [...])``: the parts' workers no longer in the cluster, for an error."""
+        try:
+            lost = self._lost_parts(alive_workers(self.client))
+        except Exception:  # the scheduler itself is gone: nothing more to say
+            return ""
+        return f" (worker(s) {sorted({self.workers[i] for i in lost})} of part(s) {lost})" if lost else ""
 
     def _gather(self, futures: list) -> list:
         """The round's results, waiting at most ``round_timeout`` seconds and watching its workers meanwhile.

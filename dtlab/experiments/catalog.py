@@ -12,14 +12,17 @@ import importlib
 #: Technique slugs, in the order their figures appear.
 TECHNIQUES = ("greedy", "evolution", "linear", "boosting", "inference")
 
+#: Producers beside a technique's own ``experiments`` module: the Dask benchmarks (issue 22).
+EXTRA_MODULES = ("dtlab.boosting.dask_experiments", "dtlab.linear.dask_experiments")
+
 #: The foundation tour's slug.
 TOUR = "tour"
 
 
 def experiment_modules() -> tuple[str, ...]:
     """Names of the modules that register producers: the tour, then each technique's experiments."""
-    return ("dtlab.experiments.tour", "dtlab.experiments.gpu_tour") + tuple(f"dtlab.{slug}.experiments"
-                                                                           for slug in TECHNIQUES)
+    return (("dtlab.experiments.tour", "dtlab.experiments.gpu_tour")
+            + tuple(f"dtlab.{slug}.experiments" for slug in TECHNIQUES) + EXTRA_MODULES)
 
 
 def load_all() -> None:

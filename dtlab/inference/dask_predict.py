@@ -49,7 +49,9 @@ def _shared(ensemble) -> Any:
         client = get_client()
     except (ImportError, ValueError):
         return ensemble
-    return client.scatter(ensemble, broadcast=True)
+    # a key of its own (hash=False): with the content hash as key, two predictions of one model share a key, and
+    # the first one's future, released when it is done, makes the scheduler forget the data the second one needs
+    return client.scatter(ensemble, broadcast=True, hash=False)
 
 
 def predict_dask(forest, X: Any, method: str = "auto", backend: str = "auto", n_jobs: int | None = None) -> Any:

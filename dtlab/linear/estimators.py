@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from ..backend import thread_scope, to_host
+from ..distributed.executors import uses_dask
 from ._data import check_fit_input, check_params, check_predict_input, class_weights
 from .placement import build_objective
 from .tron import tron
@@ -50,7 +51,7 @@ def binary_problems(codes: np.ndarray, n_classes: int, C: float, weights: np.nda
 def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False,
                max_iter: int = 1000, solver: str = "tron", backend: Any = "auto", n_jobs: int | None = None,
                placement: str = "auto", device_memory: int | None = None, verbose: bool = False,
-               class_weight: Any = None) -> dict:
+               class_weight: Any = None, executor: Any = "local") -> dict:
     """Fit ``min_w 1/2 w.w + sum_i C_i loss(y_i (x_i.w + b))`` the way LIBLINEAR does; the estimators' engine.
 
     Two classes make one problem; more make one per class against the rest (:func:`binary_problems`), each
@@ -61,7 +62,17 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
     dict with ``classes``, ``coef`` (n_problems, n_features), ``intercept`` (n_problems,), ``results`` (one
     :class:`~dtlab.linear.tron.TronResult` per problem), ``eps`` (the scaled tolerances), ``backend``,
     ``placement`` (a dict, see :func:`~dtlab.linear.placement.build_objective`), ``n_threads``.
+    With a Dask ``executor`` the rows stay on the cluster's workers (:mod:`dtlab.linear.dask_fit`).
     """
+    if uses_dask(executor, X, y):
+        from .dask_fit import fit_on_dask
+
+        if class_weight is not None:
+            raise ValueError("class_weight is not supported with a Dask executor (fit in one process, "
+                             "executor='local')")
+        return fit_on_dask(X, y, executor, loss=loss, C=C, tol=tol, fit_intercept=fit_intercept, max_iter=max_iter,
+                           method=SOLVERS[solver], verbose=verbose, backend=backend,
+                           csr_density=DENSE_TO_CSR_MAX_DENSITY)
     name = "TronLogisticRegression" if loss == "logistic" else "TronLinearSVC"
     Xh, codes, classes, backend = check_fit_input(X, y, backend, fit_intercept, name)
     weights = class_weights(class_weight, classes, codes)
@@ -95,7 +106,8 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False, max_iter: int = 1000,
                  solver: str = "tron", class_weight: Any = None, backend: str = "auto", n_jobs: int | None = None,
-                 placement: str = "auto", device_memory: int | None = None, verbose: int = 0):
+                 placement: str = "auto", device_memory: int | None = None, executor: Any = "local",
+                 verbose: int = 0):
         self.C = C
         self.tol = tol
         self.fit_intercept = fit_intercept
@@ -106,6 +118,7 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.placement = placement
         self.device_memory = device_memory
+        self.executor = executor
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> "_TronClassifier":
@@ -120,7 +133,8 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
         fit = fit_linear(X, y, loss=self._loss, C=float(self.C), tol=float(self.tol),
                          fit_intercept=bool(self.fit_intercept), max_iter=int(self.max_iter), solver=self.solver,
                          backend=self.backend, n_jobs=self.n_jobs, placement=self.placement,
-                         device_memory=self.device_memory, verbose=self.verbose, class_weight=self.class_weight)
+                         device_memory=self.device_memory, verbose=self.verbose, class_weight=self.class_weight,
+                         executor=self.executor)
         results = fit["results"]
         one = len(results) == 1  # two classes: scalars, as before; one-vs-rest: one entry per class
 
@@ -213,6 +227,12 @@ class TronLogisticRegression(_TronClassifier):
         with a warning.  Must stay ``"auto"`` with the CPU backend.
     device_memory : int or None, default=None
         Bytes of GPU memory the fit may use (default: what is free).
+    executor : "local", "dask", scheduler address or distributed.Client, default="local"
+        Who runs the fit (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for
+        the session's default client, an address, or a client -- each keeping a partition of the rows for
+        the whole fit; f, the gradient and every Hessian-vector product are summed over the workers, the
+        trust region or line search runs here (Zhuang, Chin, Juan, Lin 2015; :mod:`dtlab.linear.dask_fit`).
+        Dask arrays (dense or CSR chunks) and DataFrames need a Dask executor; host data is scattered.
     verbose : int, default=0
         Print one line per Newton iteration, as LIBLINEAR does.
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dtlab.experiments.catalog import TECHNIQUES, experiment_modules, load_all
+from dtlab.experiments.catalog import EXTRA_MODULES, TECHNIQUES, experiment_modules, load_all
 from dtlab.experiments.registry import BENCHMARKS, FIGURES, RunContext, register_figure
 
 
@@ -12,7 +12,8 @@ def test_catalog_lists_each_technique_once():
     assert len(set(TECHNIQUES)) == len(TECHNIQUES)
     assert {"greedy", "evolution"} <= set(TECHNIQUES)
     assert experiment_modules() == ("dtlab.experiments.tour", "dtlab.experiments.gpu_tour",
-                                    *(f"dtlab.{slug}.experiments" for slug in TECHNIQUES))
+                                    *(f"dtlab.{slug}.experiments" for slug in TECHNIQUES), *EXTRA_MODULES)
+    assert all(m.split(".")[1] in TECHNIQUES for m in EXTRA_MODULES)  # each in a technique's package
     for name in experiment_modules():
         assert importlib.util.find_spec(name) is not None, name
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ...distributed.executors import EXECUTORS, check_executor
 from .base import Evaluator, LeafStats, check_data, merge_stats
 from .cpu import CpuEvaluator
 from .devices import PoolEvaluator
@@ -87,31 +88,6 @@ def resolve_evaluator(backend: str = "auto", variant: str = "batched") -> tuple[
             raise RuntimeError(f"backend='cuda' is not available on this machine: {reason}; use backend='cpu' "
                                "(or 'auto', which picks the CPU here)")
     return backend, variant
-
-
-#: Executors: who drives the devices.  ``"local"``: this process (threads of a device pool);
-#: ``"dask"`` (or a ``distributed.Client``, or a scheduler address): the workers of a Dask cluster.
-EXECUTORS = ("local", "dask")
-
-
-def check_executor(executor) -> str:
-    """``"local"`` or ``"dask"`` for an ``executor`` parameter; raises for anything else.
-
-    Accepted: ``"local"``, ``"dask"`` (the session's default Dask client), a
-    scheduler address (``"tcp://host:port"`` and other ``scheme://`` forms) or
-    a ``distributed.Client``.
-    """
-    if isinstance(executor, str):
-        if executor in EXECUTORS:
-            return executor
-        if "://" in executor:
-            return "dask"
-        raise ValueError(f"executor must be 'local', 'dask', a Dask scheduler address ('tcp://host:port') or a "
-                         f"distributed.Client, got {executor!r}")
-    if type(executor).__module__.split(".")[0] == "distributed" and type(executor).__name__ == "Client":
-        return "dask"
-    raise TypeError(f"executor must be 'local', 'dask', a scheduler address or a distributed.Client, "
-                    f"got {type(executor).__name__}")
 
 
 def make_evaluator(key: tuple[str, str], X, y, n_classes: int, n_devices: int | None = None,

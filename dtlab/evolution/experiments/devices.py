@@ -51,32 +51,12 @@ def present_devices(kind: str = "cpu") -> int:
 
 @contextmanager
 def local_dask_cluster(n_workers: int = 2, processes: bool = True) -> Iterator[Any]:
-    """A ``LocalCluster`` on loopback (one thread per worker, no dashboard) and its client.
+    """A ``LocalCluster`` on loopback (one thread per worker, no dashboard) and its client, Dask's log lines
+    kept quiet through its teardown (:func:`dtlab.distributed.cluster.local_cluster`)."""
+    from ...distributed.cluster import local_cluster
 
-    Dask's own log lines stay out of the output (a notebook cell would show them as tracebacks) from
-    start to the end of the teardown: a worker may log a failed heartbeat, and the client's batched
-    stream a closed connection, while the cluster shuts down.
-    """
-    import logging
-
-    import distributed
-
-    # silence_logs covers the cluster's life (in its worker processes too); the handler levels raised
-    # here also cover this process's teardown, the client's included
-    kwargs = dict(n_workers=n_workers, threads_per_worker=1, processes=processes, host="127.0.0.1",
-                  dashboard_address=None, silence_logs=logging.CRITICAL)
-    if not processes:
-        kwargs["protocol"] = "tcp"
-    handlers = [h for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)]
-    levels = [h.level for h in handlers]
-    try:
-        for h in handlers:
-            h.setLevel(logging.CRITICAL)
-        with distributed.LocalCluster(**kwargs) as cluster, distributed.Client(cluster) as client:
-            yield client
-    finally:
-        for h, level in zip(handlers, levels):
-            h.setLevel(level)
+    with local_cluster(n_workers=n_workers, threads_per_worker=1, processes=processes) as client:
+        yield client
 
 
 @contextmanager

@@ -1,0 +1,80 @@
+"""The parameters section shared by the docstrings of GBDTRegressor and GBDTClassifier."""
+
+PARAMETERS_DOC = """
+    n_estimators : int >= 1, default=100
+        Boosting rounds (one tree per round, or one per class and round).
+    max_depth : int >= 1, default=6
+        Trees grow level by level to this depth.
+    learning_rate : float > 0, default=0.3
+        Shrinkage of every leaf value.
+    reg_lambda : float >= 0, default=1.0
+        L2 penalty of the leaf weights: a leaf's weight is ``-G / (H + reg_lambda)``.
+    gamma : float >= 0, default=0.0
+        Minimum loss change of a split, compared as XGBoost's ``min_split_loss``
+        is (with ``G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - G^2/(H+lambda)``,
+        the textbook gain without its factor 1/2); splits below it are pruned
+        bottom up.
+    min_child_weight : float >= 0, default=1.0
+        Minimum hessian sum of each child.
+    subsample : float in (0, 1], default=1.0
+        Share of the rows each tree is grown on (the others get ``g = h = 0`` for it): row ``i`` is in tree
+        ``t``'s sample when a hash of ``(random_state, t, i)`` falls below it, so the same rows on any number
+        of threads or devices (:mod:`dtlab.boosting.sampling`).
+    colsample_bytree, colsample_bylevel : float in (0, 1], default=1.0
+        Share of the features each tree, and each level of it among the tree's, may split on (XGBoost's
+        nesting), drawn by the same seeded hash.
+    split_method : {"exact", "hist"}, default="exact"
+        ``"exact"``: every distinct value is a candidate (features sorted once,
+        prefix sums, stable partitions; XGBoost's ``tree_method="exact"``).
+        ``"hist"``: candidates are ``max_bins`` quantile bins (one histogram per
+        node, the sibling by subtraction).
+    max_bins : int in [2, 256], default=256
+        Bins per feature for ``"hist"`` (one of them holds the missing values).
+    grow_policy : {"depthwise", "lossguide"}, default="depthwise"
+        ``"depthwise"``: level by level to ``max_depth``; ``"lossguide"`` (``"hist"`` only, as in XGBoost):
+        leaf-wise, always the leaf of largest loss change next, LightGBM's growth.
+    max_leaves : int >= 0, default=0
+        Most leaves of a ``"lossguide"`` tree (LightGBM's ``num_leaves``; 0: no limit but ``max_depth``,
+        which may then be 0 for none).
+    categorical_features : "auto", None, indices, names or bool mask, default="auto"
+        Features split as categories (``"hist"`` only, as in XGBoost and LightGBM): ``"auto"`` takes the
+        pandas ``category`` columns; integer-coded columns (non-negative whole numbers) can be named.  A
+        split sends a set of categories left: the categories ordered by ``G/H`` and the best prefix taken
+        (LightGBM's and XGBoost's partition method), or one category against the rest for a feature of at
+        most ``max_cat_to_onehot`` categories; unseen categories go right, missing ones the learnt way.
+    max_cat_to_onehot : int >= 1, default=4
+        Features with at most this many categories split one category against the rest.
+    base_score : float or None, default=None
+        Initial prediction (a probability for binary classification, as in
+        XGBoost); ``None``: the mean target (regression), the positive rate
+        (binary), 0 margins (multiclass).
+    early_stopping_rounds : int or None, default=None
+        Stop when the last ``eval_set`` has not improved for this many rounds;
+        prediction then uses the best round.
+    backend : {"auto", "cpu", "cuda"}, default="auto"
+        Where the split search and prediction run (:func:`dtlab.backend.resolve_backend`; ``"auto"``: a GPU
+        when X is on one or a GPU is present).  ``"cuda"``: numba.cuda kernels -- for
+        ``"hist"`` the histograms, scans and per-node reduction (the rows'
+        partition stays on the host), for ``"exact"`` the prefix-sum scans of
+        the sorted lists (a block per node and feature), the rows' sides and the
+        lists' stable partition; the same trees as ``"cpu"``.  Prediction is
+        :class:`dtlab.inference.Forest`'s on the same backend.
+    n_jobs : int or None, default=None
+        Threads of fit (feature slices) and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
+        current thread count; -1, all of numba's threads).
+    random_state : int, RandomState or None, default=None
+        Seed of ``subsample`` and ``colsample_*`` (nothing is drawn when they are 1): the same seed gives the
+        same model on every backend, thread and device count.
+    verbose : bool, default=False
+        A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
+    executor : "local", "dask", scheduler address or distributed.Client, default="local"
+        Who fits (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for the
+        session's default client, an address, or a client.  ``"hist"`` is data-parallel there (each worker
+        keeps a partition of the rows; histograms are added up, split decisions sent back:
+        :mod:`dtlab.boosting.dask_hist`), ``"exact"`` feature-parallel (each worker keeps every row of a
+        slice of the columns; the rows' sides go out as one bit per row: :mod:`dtlab.boosting.dask_exact`).
+        Exact gives the single-process trees for any number of workers, hist where the sums are exact.
+        Dask arrays and DataFrames (labels as a Dask array or Series) need a Dask executor; numpy, pandas
+        and scipy.sparse input is scattered.  ``predict`` on Dask input returns Dask collections whatever
+        the executor.
+"""

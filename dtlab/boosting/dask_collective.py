@@ -1,0 +1,201 @@
+"""Histogram boosting on Dask with the workers talking to each other: one task per worker per round, no
+scheduler round trip per level.
+
+The scheduler-driven loop (:func:`~.dask_fit.boost_on_workers`) grows each
+tree on the client and pays one submit and gather through the scheduler per
+level: ``n_estimators x (max_depth + 1)`` round trips.  Here every worker runs
+the *same* grower (:class:`WorkerHistSearch`: the client's
+:class:`~.dask_hist.DaskHistSearch`, unchanged, over the worker's own
+:class:`~.dask_hist.HistPart`) for a whole round of trees in one task.  Where
+the client's finder would send a level's message to the parts and add their
+replies in part order, the worker's applies the message to its own part and
+exchanges the reply with the others through
+:meth:`~dtlab.distributed.collective.Collective.reduce_broadcast`: rank 0
+adds every part's (sums, histograms) in part order -- the client's additions,
+bit for bit -- and sends the totals back.  Every worker then scans the same
+histograms and takes the same decisions, so every worker grows the trees the
+scheduler-driven loop grows (the client checks that all ranks agree, every
+round).  Only the round's trees come back through the scheduler.
+
+The client keeps its per-round loop (eval sets, callbacks, early stopping,
+progress).  A worker lost during a round ends the fit with an error naming it
+(the other ranks' receives fail at once or time out; the client notices the
+worker leave within :data:`~dtlab.distributed.dask_executor.POLL_S`): the
+parts depend on each other mid-round, so no part is sent again.  Where the
+group cannot be set up (its ranks cannot reach each other, two parts share a
+worker thread), :func:`start_collective` returns None and the fit takes the
+scheduler-driven loop.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Callable
+
+import numpy as np
+
+from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
+from ..distributed.dask_executor import ClusterError
+from .dask_hist import DaskHistSearch, TreeStart, _add_hists, _add_sums
+from .grower import ColumnData, grow_boosted_tree
+from .hist import HistSearch
+
+__all__ = ["COLLECTIVE_TIMEOUT_S", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
+
+#: Seconds a rank waits for another one (a level's histograms, the group's connections).
+COLLECTIVE_TIMEOUT_S = 60.0
+
+
+def _add_replies(replies: list) -> tuple:
+    """A level's replies added in part order, as :class:`~.dask_hist.DaskHistSearch` adds them."""
+    sums = _add_sums([r[0] for r in replies])
+    return sums, None if replies[0][1] is None else _add_hists([r[1] for r in replies])
+
+
+class _LocalParts:
+    """What a worker's finder sees as "the replicas": its own part, and the group for the rest."""
+
+    def __init__(self, part: Any, collective: Any):
+        self.part, self.collective = part, collective
+        self.received_bytes = 0
+
+    def send(self, message: tuple) -> list:
+        reply = self.part.handle(message, False)
+        before = self.collective.bytes_received
+        total = self.collective.reduce_broadcast(reply, _add_replies)
+        self.received_bytes += self.collective.bytes_received - before
+        return [total]
+
+
+class WorkerHistSearch(DaskHistSearch):
+    """The client's histogram finder run on a worker: the same decisions from the group's summed replies.
+
+    Parameters
+    ----------
+    part : :class:`~.dask_hist.HistPart`, the worker's rows (its cuts already set)
+    collective : :class:`~dtlab.distributed.collective.Collective`
+    cuts : list of float32 arrays, the fit's bin cuts
+    col_missing : bool array (n_features,), columns with a missing value anywhere in the data
+    max_bins : int
+    """
+
+    def __init__(self, part: Any, collective: Any, cuts: list, col_missing: np.ndarray, max_bins: int):
+        self.replicas = _LocalParts(part, collective)
+        n_features = len(cuts)
+        empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
+                           n_features)
+        HistSearch.__init__(self, empty, 1, max_bins, cuts)  # one thread: the client's scan, the same choices
+        self.col_missing = col_missing
+        self.level_bytes = []
+        self._settle = None
+        self._previous = None
+
+
+def _attach(replica: Any, key: str, rank: int, cuts: list, col_missing: np.ndarray, max_bins: int) -> None:
+    """Run on each worker once the group is joined: its finder, kept beside its part."""
+    replica.collective_search = WorkerHistSearch(replica.state, group(key, rank), cuts, col_missing, max_bins)
+
+
+def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict) -> tuple:
+    """Run on each worker: one round of trees (one per output), grown with the other ranks.
+
+    Returns the trees, the bytes received per level, the seconds spent in the exchanges and the rest (the
+    rank's own work: its histograms, the scan, the decisions).
+    """
+    start = time.perf_counter()
+    search = replica.collective_search
+    collective = group(key, rank)
+    waited, n_levels = collective.wait_seconds, len(search.level_bytes)
+    trees = []
+    try:
+        for c in range(n_outputs):
+            tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
+            search.tree_done(c, tree.value[node_leaf])
+            trees.append(tree)
+    except BaseException:
+        close_group(None, key, rank)  # a failed round ends the group: no rank left waiting on this one
+        raise
+    exchange = collective.wait_seconds - waited
+    return trees, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
+
+
+class CollectiveLoop:
+    """The client's side of a collective fit: the group's key and ranks; :meth:`boost` runs the rounds.
+
+    Attributes
+    ----------
+    seconds : dict
+        ``"round"`` wall seconds of the rounds, ``"work"`` the slowest rank's own work (its task's seconds
+        outside the exchanges), ``"exchange"`` the slowest rank's seconds in the exchanges (sending, waiting for
+        the others, adding), each summed over the rounds.
+    level_bytes : list of (depth, bytes) rank 0 received per level: the other parts' histograms and sums
+        (none with one worker; rank 0 sends the totals back to each)
+    round_trips : int, rounds sent through the scheduler
+    """
+
+    def __init__(self, executor: Any, key: str):
+        self.executor, self.key = executor, key
+        self.ranks = list(range(len(executor.states)))
+        self.seconds = {"round": 0.0, "work": 0.0, "exchange": 0.0}
+        self.level_bytes: list = []
+        self.round_trips = 0
+
+    def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None) -> list:
+        """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, each in one task per worker."""
+        grow = dict(max_depth=params["max_depth"], learning_rate=params["learning_rate"],
+                    reg_lambda=params["reg_lambda"], gamma=params["gamma"],
+                    min_child_weight=params["min_child_weight"])
+        trees: list = []
+        for r in range(params["n_estimators"]):
+            start = time.perf_counter()
+            replies = self.executor.map_each(_round, [(self.key, k, n_outputs, grow) for k in self.ranks],
+                                             resend=False)
+            self.seconds["round"] += time.perf_counter() - start
+            self.round_trips += 1
+            self.seconds["work"] += max(own for *_, own in replies)
+            self.seconds["exchange"] += max(wait for _, _, wait, _ in replies)
+            self.level_bytes += replies[0][1]
+            _check_same_trees(replies)
+            trees += replies[0][0]
+            if on_round is not None and on_round(r, trees):
+                break
+        return trees
+
+    def close(self) -> None:
+        try:
+            self.executor.map_each(close_group, [(self.key, k) for k in self.ranks], resend=False)
+        except Exception:  # a lost worker took its sockets with it; the others closed theirs on the error
+            pass
+
+
+def _check_same_trees(replies: list) -> None:
+    """Every rank grew the same trees (they took the same decisions from the same sums), or a clear error."""
+    first = replies[0][0]
+    for rank, (trees, *_) in enumerate(replies[1:], 1):
+        for a, b in zip(first, trees):
+            if not all(np.array_equal(getattr(a, f), getattr(b, f))
+                       for f in ("feature", "threshold", "missing_left", "left", "right", "value")):
+                raise RuntimeError(f"rank {rank} grew another tree than rank 0 from the same histograms")
+
+
+def start_collective(search: DaskHistSearch, timeout: float = COLLECTIVE_TIMEOUT_S) -> CollectiveLoop | None:
+    """The group of a Dask hist fit's parts, each with its :class:`WorkerHistSearch`; None where the parts
+    cannot form one (the fit then takes the scheduler-driven loop)."""
+    executor = search.replicas.executor
+    n = len(executor.states)
+    if len(set(executor.workers)) < n:
+        return None  # two parts on one worker: its one task at a time cannot run both ranks at once
+    key = f"dtlab-gbdt-{uuid.uuid4().hex}"
+    loop = CollectiveLoop(executor, key)
+    try:
+        address = executor.map_each(open_group, [(key, k, n) for k in range(n)], resend=False)[0]
+        executor.map_each(join_group, [(key, k, n, address, list(executor.workers), timeout) for k in range(n)],
+                          resend=False)
+        executor.map_each(_attach, [(key, k, search.cuts, search.col_missing, search.n_bins_total)
+                                    for k in range(n)], resend=False)
+    except (CollectiveError, ClusterError, OSError):  # the scheduler-driven loop sends a lost part again
+        loop.close()
+        return None
+    loop.round_trips = 3  # the group's address, its connections, the finders
+    return loop

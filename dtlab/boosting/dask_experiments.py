@@ -1,0 +1,55 @@
+"""The Dask benchmark of GBDT (``python -m dtlab bench --only boosting_dask``): dtlab hist and exact against
+``xgboost.dask`` and LightGBM's Dask classifier on one LocalCluster, and the time per tree against workers.
+
+Registered beside the technique's own producers (:mod:`dtlab.experiments.catalog` lists this module).
+Sizes: the issue's (500,000 x 28 rows, depth 6, 40 trees) at ``--scale paper``; at the default scale a
+size this 2-core machine runs in a few minutes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..experiments.registry import RunContext, register_benchmark
+from ..experiments.timing import load_average
+from . import dask_plots
+from .dask_bench import dask_scaling, dask_vs_peers
+
+#: Rows (training), trees and timed rounds by scale; the issue's sizes are the paper scale.
+SIZES = {"small": dict(n_samples=100_000, n_estimators=20, repeats=3, scaling_rows=60_000, scaling_trees=10),
+         "paper": dict(n_samples=500_000, n_estimators=40, repeats=3, scaling_rows=500_000, scaling_trees=40)}
+#: The goal: dtlab hist's time at most the faster peer's, at equal AUC (within this).
+AUC_TOLERANCE = 0.002
+PEERS = ("xgboost.dask hist", "lightgbm.dask")
+
+
+def goal(vs_peers: dict[str, Any]) -> dict[str, Any] | None:
+    """The issue's goal over the whole spread: dtlab hist's slowest run against the faster peer's fastest."""
+    runs = vs_peers["runs"]
+    peers = [p for p in PEERS if p in runs]
+    if "dtlab hist" not in runs or not peers:
+        return None
+    peer = min(peers, key=lambda p: runs[p]["median"])
+    ours = runs["dtlab hist"]
+    diff = ours["auc"] - runs[peer]["auc"]
+    return {"peer": peer, "dtlab_max": max(ours["seconds"]), "peer_min": min(runs[peer]["seconds"]),
+            "auc_difference": diff,
+            "met": max(ours["seconds"]) <= min(runs[peer]["seconds"]) and abs(diff) <= AUC_TOLERANCE}
+
+
+@register_benchmark("boosting_dask", technique="boosting",
+                    description="GBDT on a Dask LocalCluster (2 processes x 1 thread): dtlab hist and exact "
+                                "against xgboost.dask (hist) and lightgbm.dask, time and test AUC; time per tree "
+                                "against workers, measured (1, 2) and modelled",
+                    captions=dask_plots.dask_captions)
+def _dask_benchmark(ctx: RunContext) -> dict:
+    size = SIZES[ctx.scale]
+    out: dict[str, Any] = {"load_average_before": load_average()}
+    out["vs_peers"] = dask_vs_peers(size["n_samples"], n_estimators=size["n_estimators"], max_depth=6,
+                                    n_workers=2, repeats=size["repeats"], seed=ctx.seed)
+    out["goal"] = goal(out["vs_peers"])
+    out["scaling"] = dask_scaling(size["scaling_rows"], n_estimators=size["scaling_trees"], max_depth=6,
+                                  seed=ctx.seed)
+    out["load_average_after"] = load_average()
+    ctx.savefig(dask_plots.dask_figures(out["vs_peers"], out["scaling"]), "boosting_dask")
+    return out

@@ -1,0 +1,317 @@
+"""Histogram boosting on a Dask cluster, data-parallel: the rows stay on the workers, histograms travel.
+
+Each worker keeps a partition of the rows for the whole fit (:class:`HistPart`):
+its bins, its labels, margins and gradients, and the rows' nodes of the tree
+being grown.  Per fit the bin cuts are computed once for the whole data
+(:mod:`.dask_bins`: the single-process cuts, whatever the partitioning).  Per
+tree and level the client (:class:`DaskHistSearch`, a
+:class:`~dtlab.boosting.hist.HistSearch` over summed histograms) sends the
+level's split decisions -- node, feature, bin, missing side, and which child
+of each split to build -- and every worker splits its rows, adds up its
+children's (g, h, count) and builds the histograms of the children to build
+from its rows (the kernels of :mod:`._hist_cpu`, unchanged).  The client adds
+the workers' histograms in part order, gets each sibling by subtraction from
+its parent, scans them once for the best split of every node (the
+single-process scan) and decides.  Rows never cross the network; per level
+each worker sends ``built nodes x features x max_bins x 2`` float64.
+
+The child to build is the one with the smaller hessian sum (read from the
+parent's histogram before the split: the rows' counts are on the workers);
+for squared error that is the smaller child, as in one process.  With exact
+sums (small-integer targets, power-of-two learning rates) the trees are the
+single-process trees for any number of workers; otherwise sums are added in
+another order, and the trees agree to rounding.
+
+The grower (:func:`~dtlab.boosting.grower.grow_boosted_tree`) runs unchanged
+on the client: this finder's ``row_state`` (:class:`DaskRows`) stands for the
+rows, and a level's round trip happens when the grower advances the rows.
+:mod:`.dask_collective` runs this same finder on every worker instead, its
+"round trip" an exchange of the parts' replies between the workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backend import thread_scope
+from ..distributed.dask_data import stack_rows
+from ._hist_cpu import _level, _level_slice
+from .dask_bins import ColumnKeys
+from .grower import ColumnData, HostRows
+from .hist import HistSearch
+from .losses import LOSSES
+
+__all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "part_matrix"]
+
+
+def worker_threads() -> int:
+    """Threads of the Dask worker this runs on (1 outside a worker)."""
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        return 1
+
+
+def part_matrix(blocks: list) -> Any:
+    """A part's rows as a matrix :class:`~dtlab.boosting.grower.ColumnData` takes (pandas to float32 numpy)."""
+    X = stack_rows(blocks)
+    if hasattr(X, "iloc"):
+        X = X.to_numpy(dtype=np.float32, na_value=np.nan)
+    return X
+
+
+def encode_part_labels(y_blocks: list, classes: np.ndarray | None, n_outputs: int) -> np.ndarray:
+    """A part's targets as the boosting loop takes them: float32 (regression, two classes) or int32 codes."""
+    y = np.concatenate([np.asarray(b).reshape(-1) for b in y_blocks])
+    if classes is None:
+        return y.astype(np.float32)
+    codes = np.searchsorted(classes, y)
+    if (codes >= classes.shape[0]).any() or (classes[np.minimum(codes, classes.shape[0] - 1)] != y).any():
+        raise ValueError("y holds labels not among the classes found")
+    return codes.astype(np.int32) if n_outputs > 1 else codes.astype(np.float32)
+
+
+class HistPart:
+    """One worker's rows: their bins, targets, margins, gradients and the nodes of the tree being grown.
+
+    Parameters
+    ----------
+    X_blocks, y_blocks : lists of row blocks and their targets
+    classes : ndarray or None (regression)
+    loss : str, a :data:`~dtlab.boosting.losses.LOSSES` key
+    n_outputs : int
+    base_margin : float
+    max_bins : int
+    """
+
+    def __init__(self, X_blocks: list, y_blocks: list, classes, loss: str, n_outputs: int, base_margin: float,
+                 max_bins: int):
+        self.data = ColumnData.from_input(part_matrix(X_blocks))
+        self.y = encode_part_labels(y_blocks, classes, n_outputs)
+        if self.y.shape[0] != self.data.n_samples:
+            raise ValueError(f"a part holds {self.data.n_samples} rows of X but {self.y.shape[0]} targets")
+        self.loss = LOSSES[loss]
+        self.max_bins = max_bins
+        self.n_threads = worker_threads()
+        shape = (self.data.n_samples,) if n_outputs == 1 else (self.data.n_samples, n_outputs)
+        self.margin = np.full(shape, base_margin, np.float32)
+        self.g, self.h = np.empty(shape, np.float32), np.empty(shape, np.float32)
+        self.keys = None
+        self.search = None
+        self.rows = None
+
+    # queries of the cut procedure (no state changed)
+    def column_keys(self) -> ColumnKeys:
+        if self.keys is None:
+            self.keys = ColumnKeys(self.data.indptr, self.data.values)
+        return self.keys
+
+    def handle(self, message: tuple, replay: bool):
+        kind = message[0]
+        with thread_scope(self.n_threads):
+            if kind == "cuts":
+                self.search = HistSearch(self.data, self.n_threads, self.max_bins, message[1])
+                self.data = self.keys = None  # the bins are all that is needed from here on
+                return None
+            if kind == "tree":
+                return self._start_tree(*message[1:], replay)
+            if kind == "level":
+                return self._level(*message[1:], replay)
+        raise ValueError(f"unknown message {kind!r}")
+
+    def _start_tree(self, output: int, new_round: bool, previous, replay: bool):
+        if previous is not None:  # the last tree's leaves: margins (the rows still in a node settle there)
+            prev_output, node_value, which, level_ids = previous
+            self.rows.advance(which, level_ids, 0)
+            leaf = self.rows.leaf_of_row()
+            if self.margin.ndim == 1:
+                self.margin += node_value[leaf]
+            else:
+                self.margin[:, prev_output] += node_value[leaf]
+        if new_round:
+            self.loss.gradients(self.margin, self.y, self.g, self.h)
+        g = self.g if self.g.ndim == 1 else np.ascontiguousarray(self.g[:, output])
+        h = self.h if self.h.ndim == 1 else np.ascontiguousarray(self.h[:, output])
+        self.search.start_tree(g, h)
+        self.rows = HostRows(g, h)
+        sums = self.rows.root_sums()
+        return None if replay else (sums, self._build(np.zeros(1, np.int64)))
+
+    def _level(self, split_k, split_f, split_bin, split_left, which, level_ids, n_children, build, last,
+               replay: bool):
+        s = self.search
+        s.split_bin = split_bin
+        s.split(split_k, split_f, None, split_left, self.rows.pos, self.rows.side, last=last)
+        sums = self.rows.advance(which, level_ids, n_children)
+        if replay:
+            return None
+        return (sums, None) if last else (sums, self._build(build))
+
+    def _build(self, build: np.ndarray):
+        """Histograms of the nodes ``build`` of the level from this part's rows: (g, h), each
+        (n_build, n_features, max_bins) float64 (``_hist_cpu``'s level kernel with no subtraction, no scan)."""
+        s = self.search
+        d = s.bins.shape[1]
+        none = np.full(build.shape[0], -1, np.int64)
+        empty = np.empty(0)
+        args = (s.bins, s.order, s.nseg, build, none, s.hg, s.hh, s.g, s.h, s.hg, s.hh, 0, s.n_bins, empty, empty,
+                s.col_missing, 0.0, 0.0, s.pos_bins, s.bufs, np.empty((d, 0)), np.empty((d, 0), np.int64),
+                np.empty((d, 0), np.bool_))
+        if s.parallel:
+            _level(*args, s.n_workers)
+        else:
+            _level_slice(0, d, 0, *args)
+        return s.hg[build], s.hh[build]
+
+
+def _column_keys(state: HistPart) -> ColumnKeys:
+    return state.column_keys()
+
+
+def _summary(state: HistPart, max_bins: int):
+    return _column_keys(state).summary(max_bins)
+
+
+def _count_at_most(state: HistPart, features, probes):
+    return _column_keys(state).count_at_most(features, probes)
+
+
+class TreeStart:
+    """What the client's boosting loop passes as a tree's ``g`` (the gradients themselves are on the workers)."""
+
+    def __init__(self, output: int, new_round: bool):
+        self.output, self.new_round = output, new_round
+
+
+class DaskHistSearch(HistSearch):
+    """The client's histogram finder: the workers' histograms added up, the single-process scan over them.
+
+    Parameters
+    ----------
+    replicas : :class:`~dtlab.distributed.replicas.Replicas` of :class:`HistPart`
+    n_features, n_samples : int
+    max_bins : int
+    n_threads : int, threads of the client's scan
+
+    Attributes
+    ----------
+    level_bytes : list of (depth, bytes received) per level round: the histograms (and node sums) sent
+    """
+
+    def __init__(self, replicas, n_features: int, n_samples: int, max_bins: int, n_threads: int):
+        from .dask_bins import distributed_cuts
+
+        self.replicas = replicas
+        cuts, n_present = distributed_cuts(
+            n_features, max_bins, lambda: replicas.ask(_summary, max_bins),
+            lambda f, p: np.sum(replicas.ask(_count_at_most, f, p), axis=0))
+        replicas.send(("cuts", cuts))
+        empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
+                           n_features)
+        super().__init__(empty, n_threads, max_bins, cuts)
+        self.col_missing = n_present < n_samples  # of the whole data (this finder holds no rows)
+        self.level_bytes: list[tuple[int, int]] = []
+        self._settle = None
+        self._previous = None
+
+    def start_tree(self, g: TreeStart, h: Any = None) -> None:
+        """A tree of output ``g.output``: the workers settle the last tree, make gradients (a new round),
+        and send their roots' sums and histograms."""
+        previous = None if self._previous is None else (*self._previous, *self._settle)
+        before = self.replicas.received_bytes
+        replies = self.replicas.send(("tree", g.output, g.new_round, previous))
+        self.level_bytes.append((0, self.replicas.received_bytes - before))
+        self._root_sums = _add_sums([r[0] for r in replies])
+        self.hg, self.hh = _add_hists([r[1] for r in replies])
+        self.hg_parent, self.hh_parent = self.hg, self.hh
+        self.build = self.parent = np.empty(0, np.int64)  # the scan only: the histograms are made
+        self.g = self.h = np.empty(0, np.float32)
+        self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
+        self.depth = 0
+
+    def row_state(self, g: Any, h: Any) -> "DaskRows":
+        return DaskRows(self)
+
+    def tree_done(self, output: int, node_value: np.ndarray) -> None:
+        """The grown tree's value at every node it made (pruned nodes: their leaf's), sent with the next tree."""
+        self._previous = (output, np.asarray(node_value, np.float32))
+
+    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
+        """Keep the level's decisions for the round :meth:`DaskRows.advance` sends; choose the child to build."""
+        split_bin = self.split_bin
+        b = split_bin[split_k]
+        n_bins = self.n_bins[split_f]
+        hh = self.hh[split_k, split_f]  # (n_split, max_bins): each split node's hessians over its feature's bins
+        below = np.arange(hh.shape[1])[None, :] <= b[:, None]
+        present = np.arange(hh.shape[1])[None, :] < n_bins[:, None]
+        h_left = (hh * (below & present)).sum(axis=1) + np.where(split_left, hh[:, -1], 0.0)
+        h_right = (hh * present).sum(axis=1) + hh[:, -1] - h_left
+        pairs = 2 * np.arange(split_k.shape[0])
+        build = np.where(h_left <= h_right, pairs, pairs + 1).astype(np.int64)
+        self._decision = (split_k.astype(np.int64), split_f.astype(np.int64), split_bin.astype(np.int64),
+                          np.asarray(split_left, np.bool_), build, bool(last))
+
+    def advance_level(self, which: np.ndarray, level_ids: np.ndarray, n_children: int):
+        split_k, split_f, split_bin, split_left, build, last = self._decision
+        before = self.replicas.received_bytes
+        replies = self.replicas.send(("level", split_k, split_f, split_bin, split_left, which, level_ids,
+                                      n_children, build, last))
+        self.depth += 1
+        self.level_bytes.append((self.depth, self.replicas.received_bytes - before))
+        sums = _add_sums([r[0] for r in replies])
+        if not last:
+            built_g, built_h = _add_hists([r[1] for r in replies])
+            shape = (n_children,) + self.hg.shape[1:]
+            hg, hh = np.empty(shape), np.empty(shape)
+            hg[build], hh[build] = built_g, built_h
+            hg[build ^ 1] = self.hg[split_k] - built_g  # the sibling: its parent minus the built child
+            hh[build ^ 1] = self.hh[split_k] - built_h
+            self.hg, self.hh = hg, hh
+        self.hg_parent, self.hh_parent = self.hg, self.hh  # unread: nothing is built or subtracted by the scan
+        return sums
+
+
+class DaskRows:
+    """The grower's rows, kept on the workers: the sums come back from the level's round trip."""
+
+    pos = side = None  # the rows' nodes and sides live on the workers
+
+    def __init__(self, search: DaskHistSearch):
+        self.search = search
+        self.n_nodes = 1
+
+    def root_sums(self):
+        return self.search._root_sums
+
+    def advance(self, which, level_ids, n_children):
+        if n_children == 0:  # the tree is done: the workers settle their rows with the next tree's message
+            self.search._settle = (np.asarray(which, np.int64), np.asarray(level_ids, np.int64))
+            return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
+        self.n_nodes += n_children
+        return self.search.advance_level(np.asarray(which, np.int64), np.asarray(level_ids, np.int64), n_children)
+
+    def leaf_of_row(self) -> np.ndarray:
+        """Every node made, standing for "a row in that node": pruning maps each to its kept leaf."""
+        return np.arange(self.n_nodes)
+
+
+def _add_sums(parts: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(G, H, count) per node, added over the parts in part order."""
+    g, h, n = (np.array(x, copy=True) for x in parts[0])
+    for pg, ph, pn in parts[1:]:
+        g += pg
+        h += ph
+        n += pn
+    return g, h, n
+
+
+def _add_hists(parts: list) -> tuple[np.ndarray, np.ndarray]:
+    hg, hh = (np.array(x, copy=True) for x in parts[0])
+    for pg, ph in parts[1:]:
+        hg += pg
+        hh += ph
+    return hg, hh

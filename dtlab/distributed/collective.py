@@ -1,0 +1,207 @@
+"""A reduce-and-broadcast between the parts of a fit over plain sockets: the workers talk, the scheduler does not.
+
+What LightGBM's and XGBoost's Dask fits do for their histograms: the parts
+(one per worker) open TCP connections to each other once per fit and, for
+every level of every tree, exchange their partial sums directly.  A star on
+rank 0 (part 0): every other rank sends its value to rank 0; rank 0 combines
+the values *in rank order* (so the sum is the one the client would have made
+of the parts' replies, bit for bit) and sends the combined value back to every
+rank.  Every rank then holds the same bytes and takes the same decisions.
+
+A part never waits without a limit: every receive has a timeout, and a peer
+whose process died (its connection reset or closed) or fell silent ends the
+exchange with a :class:`CollectiveError` naming its rank and worker.
+
+Setting up (from the client, through whatever runs a function on each part's
+worker): :func:`open_group` on rank 0's worker listens on a free port of that
+worker's host and returns the address; :func:`join_group` on every rank, run
+at the same time, connects the ranks to it.  The group then lives on each
+worker under its key until :func:`close_group`.  Generic: nothing here knows
+the work; ``distributed`` is only asked for the worker's host.
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import struct
+import threading
+from typing import Any, Callable
+
+__all__ = ["Collective", "CollectiveError", "close_group", "group", "join_group", "open_group"]
+
+_HEADER = struct.Struct("!Q")
+#: Listening sockets opened by :func:`open_group`, waiting for :func:`join_group` (key -> socket).
+_LISTENERS: dict = {}
+#: Groups joined on this process: (key, rank) -> Collective (a thread-based cluster holds several ranks).
+_GROUPS: dict = {}
+_LOCK = threading.Lock()
+
+
+class CollectiveError(RuntimeError):
+    """A peer of the group left, fell silent past the timeout, or could not be reached."""
+
+
+class Collective:
+    """One rank's end of the group: rank 0 holds a socket per peer, every other rank one socket to rank 0.
+
+    Parameters
+    ----------
+    rank, world : int
+    peers : dict
+        rank -> connected socket (rank 0: every other rank; other ranks: ``{0: socket}``).
+    names : list of str
+        The worker of each rank, for the errors.
+    timeout : float
+        Seconds any receive may wait.
+
+    Attributes
+    ----------
+    bytes_sent, bytes_received : int
+    wait_seconds : float
+        Seconds spent in :meth:`reduce_broadcast` (sending, waiting and combining), over the group's life.
+    """
+
+    def __init__(self, rank: int, world: int, peers: dict, names: list, timeout: float):
+        self.rank, self.world, self.peers, self.names, self.timeout = rank, world, peers, list(names), timeout
+        self.bytes_sent = self.bytes_received = 0
+        self.wait_seconds = 0.0
+        for s in peers.values():
+            s.settimeout(timeout)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def _who(self, rank: int) -> str:
+        return f"rank {rank} (worker {self.names[rank]})"
+
+    def _send(self, rank: int, value: Any) -> None:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.peers[rank].sendall(_HEADER.pack(len(payload)) + payload)
+        except OSError as exc:
+            raise CollectiveError(f"cannot send to {self._who(rank)}: it left ({exc})") from exc
+        self.bytes_sent += len(payload)
+
+    def _recv_exact(self, rank: int, n: int) -> bytearray:
+        buf = bytearray(n)
+        view, got = memoryview(buf), 0
+        while got < n:
+            try:
+                k = self.peers[rank].recv_into(view[got:], n - got)
+            except socket.timeout:
+                raise CollectiveError(f"{self._who(rank)} sent nothing within {self.timeout:g} s: it hangs or "
+                                      "left") from None
+            except OSError as exc:
+                raise CollectiveError(f"the connection to {self._who(rank)} broke: the worker left ({exc})") from exc
+            if k == 0:
+                raise CollectiveError(f"{self._who(rank)} closed its connection: the worker left")
+            got += k
+        return buf
+
+    def _recv(self, rank: int) -> Any:
+        (n,) = _HEADER.unpack(self._recv_exact(rank, _HEADER.size))
+        self.bytes_received += n
+        return pickle.loads(self._recv_exact(rank, n))
+
+    def reduce_broadcast(self, value: Any, combine: Callable[[list], Any]) -> Any:
+        """``combine([value of rank 0, value of rank 1, ...])``, computed on rank 0, returned on every rank."""
+        import time
+
+        start = time.perf_counter()
+        try:
+            if self.world == 1:
+                return combine([value])
+            if self.rank != 0:
+                self._send(0, value)
+                return self._recv(0)
+            combined = combine([value] + [self._recv(r) for r in range(1, self.world)])
+            for r in range(1, self.world):
+                self._send(r, combined)
+            return combined
+        except CollectiveError:
+            self.close()  # the peers still waiting on this rank learn at once, not at their timeout
+            raise
+        finally:
+            self.wait_seconds += time.perf_counter() - start
+
+    def close(self) -> None:
+        for s in self.peers.values():
+            try:
+                s.close()
+            except OSError:
+                pass
+        self.peers = {}
+
+
+def _worker_host() -> str:
+    """The host of the Dask worker this runs on (its address as the scheduler knows it); loopback elsewhere."""
+    try:
+        from distributed import get_worker
+        from distributed.comm import get_address_host
+
+        return get_address_host(get_worker().address)
+    except (ImportError, ValueError):
+        return "127.0.0.1"
+
+
+def open_group(_state: Any, key: str, rank: int, world: int) -> tuple[str, int] | None:
+    """Run on every rank's worker: rank 0 listens on a free port of its host for the ``world - 1`` other ranks
+    and returns its address (the others return None)."""
+    if rank != 0 or world == 1:
+        return None if rank != 0 else ("", 0)  # one rank: nobody to listen for
+    listener = socket.create_server((_worker_host(), 0), backlog=max(1, world))
+    with _LOCK:
+        _LISTENERS[key] = listener
+    host, port = listener.getsockname()[:2]
+    return host, port
+
+
+def join_group(_state: Any, key: str, rank: int, world: int, address: tuple[str, int], names: list,
+               timeout: float) -> int:
+    """Run on every rank's worker at once: connect to rank 0 (rank 0: accept every other rank) within
+    ``timeout`` seconds; the group is then kept on this worker under ``(key, rank)``.  Returns ``rank``."""
+    peers: dict = {}
+    try:
+        if rank == 0 and world > 1:
+            with _LOCK:
+                listener = _LISTENERS.pop(key)
+            listener.settimeout(timeout)
+            try:
+                while len(peers) < world - 1:
+                    conn, _ = listener.accept()
+                    conn.settimeout(timeout)
+                    (peer,) = _HEADER.unpack(conn.recv(_HEADER.size, socket.MSG_WAITALL))
+                    peers[int(peer)] = conn
+            finally:
+                listener.close()
+        elif rank > 0:
+            conn = socket.create_connection(address, timeout=timeout)
+            conn.sendall(_HEADER.pack(rank))
+            peers[0] = conn
+    except socket.timeout:
+        missing = sorted(set(range(1, world)) - set(peers)) if rank == 0 else [0]
+        for s in peers.values():
+            s.close()
+        raise CollectiveError(f"rank {rank} could not reach rank(s) {missing} within {timeout:g} s") from None
+    with _LOCK:
+        _GROUPS[key, rank] = Collective(rank, world, peers, names, timeout)
+    return rank
+
+
+def group(key: str, rank: int) -> Collective:
+    """The group joined on this worker under ``(key, rank)``."""
+    with _LOCK:
+        found = _GROUPS.get((key, rank))
+    if found is None:
+        raise CollectiveError(f"rank {rank} of group {key} is not on this worker (its worker was restarted?)")
+    return found
+
+
+def close_group(_state: Any, key: str, rank: int) -> None:
+    """Run on every rank's worker: close its sockets (and a listener never joined); idempotent."""
+    with _LOCK:
+        found = _GROUPS.pop((key, rank), None)
+        listener = _LISTENERS.pop(key, None) if rank == 0 else None
+    if found is not None:
+        found.close()
+    if listener is not None:
+        listener.close()

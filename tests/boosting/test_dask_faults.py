@@ -1,0 +1,141 @@
+"""A Dask worker *process* killed (SIGKILL) in the middle of a fit: the scheduler-driven fits complete with the
+same model, from the parts held elsewhere or sent again and brought back by their journal, well within a timeout;
+the collective hist fit stops with an error naming the lost worker."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from dtlab.boosting import GBDTClassifier, dask_collective, dask_fit  # noqa: E402
+from dtlab.distributed.cluster import local_cluster  # noqa: E402
+from dtlab.distributed.collective import CollectiveError  # noqa: E402
+from dtlab.distributed.dask_executor import ClusterError  # noqa: E402
+from dtlab.linear import TronLogisticRegression  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+
+
+@pytest.fixture(scope="module")
+def process_cluster():
+    """Two worker processes, each under a nanny (which starts a new worker when its process dies)."""
+    with local_cluster(n_workers=2, processes=True) as client:
+        yield client
+
+
+def _data(n=6000, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+class KillMidFit:
+    """A callback that, at round ``at``, starts a timer killing one worker process ``delay`` seconds later:
+    the kill lands inside a later round's messages, not between two fits."""
+
+    def __init__(self, client, at: int, delay: float = 0.05):
+        self.client, self.at, self.delay = client, at, delay
+        self.killed = []
+
+    def __call__(self, round_index, record):
+        if round_index == self.at:
+            victim = sorted(self.client.scheduler_info()["workers"])[0]
+            pid = self.client.run(os.getpid, workers=[victim])[victim]
+            assert pid != os.getpid()
+
+            def kill():
+                os.kill(pid, signal.SIGKILL)
+                self.killed.append((victim, time.monotonic()))
+
+            threading.Timer(self.delay, kill).start()
+        return False
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("split_method", ["hist", "exact"])
+def test_a_killed_worker_process_mid_fit_gives_the_same_model(process_cluster, split_method, monkeypatch):
+    """The scheduler-driven loops: every part is driven by numbered messages, so a lost one is rebuilt."""
+    monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler")
+    X, y = _data()
+    params = dict(n_estimators=12, max_depth=5, split_method=split_method, n_jobs=1)
+    local = GBDTClassifier(**params).fit(X, y)
+    killer = KillMidFit(process_cluster, at=3)
+    start = time.monotonic()
+    dist = GBDTClassifier(**params, executor=process_cluster).fit(X, y, callbacks=[killer])
+    elapsed = time.monotonic() - start
+    assert killer.killed, "no worker was killed"
+    assert dist.dask_stats_["resent"] >= 1  # the lost part was placed again
+    for s, t in zip(dist.trees_, local.trees_):
+        assert np.array_equal(s.feature, t.feature) and np.array_equal(s.threshold, t.threshold)
+        if split_method == "exact":
+            assert np.array_equal(s.value, t.value)
+        else:
+            np.testing.assert_allclose(s.value, t.value, rtol=1e-5, atol=1e-7)
+    assert elapsed < 240
+    _wait_for_workers(process_cluster, 2)
+
+
+@pytest.mark.timeout(300)
+def test_a_killed_worker_process_mid_collective_fit_is_a_clear_error_naming_it(process_cluster):
+    """The collective loop: the parts talk to each other mid-round, so none can be sent again alone; the fit
+    stops with an error naming the lost worker, well within the collective's timeout, and never hangs."""
+    X, y = _data(n=20000)
+    killer = KillMidFit(process_cluster, at=2)
+    params = dict(n_estimators=40, max_depth=6, split_method="hist", n_jobs=1)
+    start = time.monotonic()
+    with pytest.raises((ClusterError, CollectiveError)) as info:
+        GBDTClassifier(**params, executor=process_cluster).fit(X, y, callbacks=[killer])
+    elapsed = time.monotonic() - start
+    assert killer.killed, "no worker was killed"
+    victim, killed_at = killer.killed[0]
+    assert victim in str(info.value)
+    assert time.monotonic() - killed_at < dask_collective.COLLECTIVE_TIMEOUT_S / 2 and elapsed < 120
+    _wait_for_workers(process_cluster, 2)
+    # the cluster is usable again: the next fit runs the collective loop on the new worker
+    fit = GBDTClassifier(n_estimators=2, max_depth=3, split_method="hist", executor=process_cluster).fit(X, y)
+    assert fit.dask_stats_["loop"] == "collective"
+
+
+def _wait_for_workers(client, n, timeout=60):
+    """The nanny's new worker joins: the next test gets a cluster of ``n`` workers again."""
+    client.wait_for_workers(n, timeout=timeout)
+
+
+@pytest.mark.timeout(300)
+def test_a_killed_worker_process_mid_fit_gives_the_same_tron_model(process_cluster, monkeypatch):
+    """The kill lands inside a CG round of the second Newton iteration (its parts long placed): the lost part is
+    rebuilt from the host's copy and brought to the solver's point by its journal."""
+    from dtlab.linear import dask_fit
+
+    X, y = _data(n=40000, d=40, seed=1)
+    params = dict(C=1.0, tol=1e-6, solver="newton")
+    local = TronLogisticRegression(**params, n_jobs=1).fit(X, y)
+    assert local.n_cg_iter_ >= 8  # products enough after the fourth for the kill to land inside the fit
+    victim = sorted(process_cluster.scheduler_info()["workers"])[0]
+    pid = process_cluster.run(os.getpid, workers=[victim])[victim]
+    assert pid != os.getpid()
+    killed, calls = [], []
+    hv = dask_fit.DaskL2Objective.hv
+
+    def hv_then_kill(self, s):
+        calls.append(1)
+        if len(calls) == 4:  # a later product: the timer fires while the workers compute the next ones
+            threading.Timer(0.02, lambda: (os.kill(pid, signal.SIGKILL), killed.append(time.monotonic()))).start()
+        return hv(self, s)
+
+    monkeypatch.setattr(dask_fit.DaskL2Objective, "hv", hv_then_kill)
+    start = time.monotonic()
+    dist = TronLogisticRegression(**params, executor=process_cluster).fit(X, y)
+    end = time.monotonic()
+    assert killed and start < killed[0] < end, "the worker was not killed while the fit ran"
+    assert dist.placement_["resent"] >= 1  # the lost part was placed again
+    assert dist.n_iter_ == local.n_iter_ and dist.n_cg_iter_ == local.n_cg_iter_
+    assert abs(dist.objective_ - local.objective_) <= 1e-10 * abs(local.objective_)
+    assert end - start < 240
+    _wait_for_workers(process_cluster, 2)
