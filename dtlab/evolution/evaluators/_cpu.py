@@ -160,20 +160,30 @@ def tree_groups(masks, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
 
     A tree's work per row is its number of tests under the bitmasks, or a walk
     (about a third of a 64-leaf tree's tests); the largest first, each to the
-    least loaded group, as longest-processing-time scheduling does.
+    least loaded group, as longest-processing-time scheduling does.  Compiled
+    (:func:`_tree_groups`): it runs before every evaluation.
     """
-    n_trees = masks.masked.shape[0]
-    tests = np.diff(masks.test_offset)
-    work = np.where(masks.masked, tests + 4, 24).astype(np.float64)
+    return _tree_groups(masks.masked, masks.test_offset, np.int64(n_groups))
+
+
+@numba.njit(nogil=True, cache=True)
+def _tree_groups(masked, test_offset, n_groups):
+    n_trees = masked.shape[0]
+    work = np.empty(n_trees)
+    for t in range(n_trees):
+        work[t] = test_offset[t + 1] - test_offset[t] + 4 if masked[t] else 24
     load = np.zeros(n_groups)
     owner = np.empty(n_trees, np.int64)
-    for t in np.argsort(-work, kind="stable"):
-        g = int(np.argmin(load))
+    count = np.zeros(n_groups, np.int64)
+    for t in np.argsort(-work, kind="mergesort"):
+        g = np.argmin(load)
         owner[t] = g
         load[g] += work[t]
-    order = np.argsort(owner, kind="stable")
+        count[g] += 1
     offset = np.zeros(n_groups + 1, np.int64)
-    np.cumsum(np.bincount(owner, minlength=n_groups), out=offset[1:])
+    for g in range(n_groups):
+        offset[g + 1] = offset[g] + count[g]
+    order = np.argsort(owner, kind="mergesort")
     return offset, order.astype(np.int64)
 
 
