@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from ._choices import _selection_cum
-from ._cpu import _crossover, _mutate, _propagate_up, _prune_unprofitable
+from ._cpu import _crossover, _cuts_something, _mutate, _propagate_up, _prune_unprofitable
 from .population import Population
 
 _NJIT = dict(cache=True, nogil=True)
@@ -179,6 +179,14 @@ def _prune_chosen(node_offset, nodes, fitness, accuracy, ident, slots, n_samples
     slots that changed and the next free individual id.
     """
     n_old = node_offset[fitness.shape[0]]
+    # most chosen trees have nothing to cut: find those that do before copying the population into an arena
+    cuts = np.zeros(slots.shape[0], np.bool_)
+    for j in range(slots.shape[0]):
+        start = node_offset[slots[j]]
+        cuts[j] = _cuts_something(nodes[2], nodes[3], start, node_offset[slots[j] + 1] - start, n_samples, alpha)
+    if not cuts.any():
+        return node_offset, nodes, slots[cuts], next_ident
+    slots = slots[cuts]
     arena = _arena_jit(2 * n_old, nodes[3].shape[1])
     arena[0][:n_old] = nodes[0]
     arena[1][:n_old] = nodes[1]
