@@ -1,4 +1,4 @@
-"""The whole-generation compiled call (dtlab.evolution.fused) and the compiled batch preparation give what they replace."""
+"""The whole-generation compiled call (dtlab.evolution.fused) and the batch preparation match what they replace."""
 
 import copy
 import hashlib

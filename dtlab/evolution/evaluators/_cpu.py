@@ -33,7 +33,7 @@ _find_leaf_columns = cpu_walks(inline=False)["find_leaf_columns"]
 
 @numba.njit(nogil=True, inline="always")
 def _key_before(h, r, h2, r2):
-    """:func:`~.draws.key_less` over scalars: ``(h, r)`` sorts before slot ``(h2, r2)`` (an empty slot, ``r2 < 0``, last)."""
+    """:func:`~.draws.key_less` over scalars: ``(h, r)`` sorts before slot ``(h2, r2)`` (empty, ``r2 < 0``: last)."""
     return h < h2 or (h == h2 and (r2 < 0 or r < r2))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...trees.bitmask import MAX_MASK_LEAVES, _fill_masks, leaf_layout
+from ...trees.bitmask import MAX_MASK_LEAVES, fill_masks, leaf_layout
 from ._cpu import _splitmix64
 
 _NJIT = dict(cache=True, nogil=True)
@@ -79,7 +79,7 @@ def _masks(node_offset, feature, left, right, rounded):
     test_node = np.empty(test_offset[n_trees], np.int64)
     test_mask = np.empty(test_offset[n_trees], np.uint64)
     leaf_node = np.empty(leaf_offset[n_trees], np.int32)
-    _fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset, test_node, test_mask,
+    fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset, test_node, test_mask,
                 leaf_node)
     test_feature = np.empty(test_node.shape[0], np.int32)
     test_threshold = np.empty(test_node.shape[0], rounded.dtype)
