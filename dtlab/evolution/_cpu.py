@@ -26,7 +26,7 @@ import numpy as np
 
 from ..trees.walk import cpu_walks
 from ._choices import _choice_cdf, _choose_two, _ranked_pick
-from .evaluators._cpu import _insert_candidate
+from .evaluators._cpu import offer_candidate
 from .evaluators.draws import EMPTY_HASH
 
 _NJIT = dict(cache=True, nogil=True)
@@ -334,15 +334,34 @@ def _propagate_up(left, right, counts, cand_hash, cand_row):
         b = right[node]
         for c in range(n_classes):
             counts[node, c] = counts[a, c] + counts[b, c]
-            cand_hash[node, c, 0] = EMPTY_HASH
-            cand_hash[node, c, 1] = EMPTY_HASH
-            cand_row[node, c, 0] = -1
-            cand_row[node, c, 1] = -1
+            h0, r0, h1, r1 = EMPTY_HASH, np.int64(-1), EMPTY_HASH, np.int64(-1)
             for k in range(4):  # the two slots of each child
                 child = a if k < 2 else b
                 if cand_row[child, c, k % 2] >= 0:
-                    _insert_candidate(cand_hash, cand_row, node, c, cand_hash[child, c, k % 2],
-                                      cand_row[child, c, k % 2])
+                    h0, r0, h1, r1 = offer_candidate(cand_hash[child, c, k % 2], cand_row[child, c, k % 2], h0, r0,
+                                                     h1, r1)
+            cand_hash[node, c, 0], cand_row[node, c, 0], cand_hash[node, c, 1], cand_row[node, c, 1] = h0, r0, h1, r1
+
+
+@numba.njit(**_NJIT)
+def _cuts_something(left, counts, start, size, n_samples, alpha):
+    """Whether :func:`_prune_unprofitable` would cut a subtree of the tree ``(start, size)`` (it writes nothing).
+
+    The same sweep up to its first cut: before any cut, every subtree is whole.
+    """
+    leaf_err = _leaf_errors(counts, start, size)
+    err = leaf_err.copy()
+    nodes = np.ones(size, np.int64)
+    for node in range(size - 1, -1, -1):  # breadth-first order: children before parents
+        child = left[start + node]
+        if child == -1:
+            continue
+        sub_err = err[child] + err[child + 1]
+        sub_size = nodes[child] + nodes[child + 1] + 1
+        if (leaf_err[node] - sub_err) <= alpha * n_samples * (sub_size - 1):
+            return True
+        err[node], nodes[node] = sub_err, sub_size
+    return False
 
 
 @numba.njit(**_NJIT)

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import breeding
+from . import breeding, fused
 from .evaluators import Evaluator
 from .front import Front
 from .operators import OperatorContext, initial_population
@@ -165,13 +165,20 @@ def next_generation(state: RunState, evaluator: Evaluator, params: EvolutionPara
     stays the best, and every mutation of its copies would draw its tests from
     those few objects.
     """
-    start = time.perf_counter()
-    population, next_ident = breeding.breed(state.population, state.best, state.next_ident, params,
-                                            ctx.variant_cdf(params), state.rng, ctx.X, ctx.feature_span)
-    if ctx.phases is not None:
-        ctx.phases["operators"] = ctx.phases.get("operators", 0.0) + time.perf_counter() - start
-    population, n_eval, next_ident = breeding.evaluate(population, evaluator, params.alpha, state.rng,
-                                                       params.local_pruning, next_ident, ctx.phases, state.front)
+    serial_data = getattr(evaluator, "serial_data", None)
+    data = serial_data(params.population_size) if serial_data is not None and ctx.phases is None else None
+    if data is not None:  # small data on this process's CPU: the whole generation in one compiled call
+        population, n_eval, next_ident = fused.generation(state.population, state.best, state.next_ident, params,
+                                                          ctx.variant_cdf(params), state.rng, ctx.X,
+                                                          ctx.feature_span, *data, evaluator.n_classes, state.front)
+    else:
+        start = time.perf_counter()
+        population, next_ident = breeding.breed(state.population, state.best, state.next_ident, params,
+                                                ctx.variant_cdf(params), state.rng, ctx.X, ctx.feature_span)
+        if ctx.phases is not None:
+            ctx.phases["operators"] = ctx.phases.get("operators", 0.0) + time.perf_counter() - start
+        population, n_eval, next_ident = breeding.evaluate(population, evaluator, params.alpha, state.rng,
+                                                           params.local_pruning, next_ident, ctx.phases, state.front)
     champion = int(np.argmax(population.fitness))  # first of equals: deterministic
     # slot 0 is the refreshed best (local pruning may have replaced it with its pruning)
     improved = population.fitness[champion] > state.best_fitness

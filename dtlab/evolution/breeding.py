@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from ._choices import _selection_cum
-from ._cpu import _crossover, _mutate, _propagate_up, _prune_unprofitable
+from ._cpu import _crossover, _cuts_something, _mutate, _propagate_up, _prune_unprofitable
 from .population import Population
 
 _NJIT = dict(cache=True, nogil=True)
@@ -149,6 +149,8 @@ def _store_stats(node_offset, nodes, fitness, accuracy, evaluated, todo, batch_o
     """Store a batch's statistics in the trees ``todo`` (propagated to internal nodes) and their fitness."""
     _propagate_up(batch_left, batch_right, counts, cand_hash, cand_row)
     n_classes = counts.shape[1]
+    # the arrays taken out of the tuple once: inside the loops every access would count a reference
+    left, node_counts, node_hash, node_row = nodes[2], nodes[3], nodes[4], nodes[5]
     for j in range(todo.shape[0]):
         slot, first = todo[j], batch_offset[j]
         base = node_offset[slot]
@@ -157,12 +159,12 @@ def _store_stats(node_offset, nodes, fitness, accuracy, evaluated, todo, batch_o
         for k in range(n_nodes):
             most = counts[first + k, 0]
             for c in range(n_classes):
-                nodes[3][base + k, c] = counts[first + k, c]
+                node_counts[base + k, c] = counts[first + k, c]
                 most = max(most, counts[first + k, c])
                 for s in range(2):
-                    nodes[4][base + k, c, s] = cand_hash[first + k, c, s]
-                    nodes[5][base + k, c, s] = cand_row[first + k, c, s]
-            if nodes[2][base + k] == -1:
+                    node_hash[base + k, c, s] = cand_hash[first + k, c, s]
+                    node_row[base + k, c, s] = cand_row[first + k, c, s]
+            if left[base + k] == -1:
                 correct += most
         accuracy[slot] = correct / n_samples
         fitness[slot] = accuracy[slot] - alpha * (n_nodes - 1)
@@ -177,6 +179,14 @@ def _prune_chosen(node_offset, nodes, fitness, accuracy, ident, slots, n_samples
     slots that changed and the next free individual id.
     """
     n_old = node_offset[fitness.shape[0]]
+    # most chosen trees have nothing to cut: find those that do before copying the population into an arena
+    cuts = np.zeros(slots.shape[0], np.bool_)
+    for j in range(slots.shape[0]):
+        start = node_offset[slots[j]]
+        cuts[j] = _cuts_something(nodes[2], nodes[3], start, node_offset[slots[j] + 1] - start, n_samples, alpha)
+    if not cuts.any():
+        return node_offset, nodes, slots[cuts], next_ident
+    slots = slots[cuts]
     arena = _arena_jit(2 * n_old, nodes[3].shape[1])
     arena[0][:n_old] = nodes[0]
     arena[1][:n_old] = nodes[1]

@@ -128,7 +128,7 @@ def leaf_layout(node_offset, left, right):
 
 
 @numba.njit(nogil=True, cache=True)
-def _fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset,
+def fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset,
                 test_node, test_mask, leaf_node):
     for t in range(masked.shape[0]):
         if not masked[t]:
@@ -164,7 +164,7 @@ def forest_masks(forest, dtype=np.float64) -> ForestMasks:
     test_node = np.empty(test_offset[-1], np.int64)
     test_mask = np.empty(test_offset[-1], np.uint64)
     leaf_node = np.empty(leaf_offset[-1], np.int32)
-    _fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset, test_node, test_mask,
+    fill_masks(node_offset, left, masked, n_leaves, first_leaf, test_offset, leaf_offset, test_node, test_mask,
                 leaf_node)
     return ForestMasks(masked, test_offset, np.ascontiguousarray(forest.feature[test_node], np.int32),
                        round_thresholds_down(forest.threshold[test_node], dtype), test_mask, leaf_offset, leaf_node)

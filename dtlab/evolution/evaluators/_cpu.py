@@ -31,6 +31,26 @@ _insert_candidate = _compiled["insert_candidate"]
 _find_leaf_columns = cpu_walks(inline=False)["find_leaf_columns"]
 
 
+@numba.njit(nogil=True, inline="always")
+def _key_before(h, r, h2, r2):
+    """:func:`~.draws.key_less` over scalars: ``(h, r)`` sorts before slot ``(h2, r2)`` (empty, ``r2 < 0``: last)."""
+    return h < h2 or (h == h2 and (r2 < 0 or r < r2))
+
+
+@numba.njit(nogil=True, inline="always")
+def offer_candidate(h, r, h0, r0, h1, r1):
+    """:func:`~.draws.insert_candidate` over scalars: the two slots ``(h0, r0, h1, r1)`` after offering ``(h, r)``.
+
+    Scalars in and out, so the hot loops that call it keep their arrays out of
+    the call (no reference counting per call).
+    """
+    if _key_before(h, r, h1, r1):
+        if _key_before(h, r, h0, r0):
+            return h, r, h0, r0
+        return h0, r0, h, r
+    return h0, r0, h1, r1
+
+
 #: Rows a kernel thread takes at a time: all trees of the batch visit them while their
 #: columns (features x ROW_CHUNK values) stay in the L1/L2 cache.
 ROW_CHUNK = 1024
@@ -71,7 +91,12 @@ def _rows_through_trees(Xt, y, start, stop, row_offset, seed, trees, node_offset
                 # cheap filter first: most rows lose to the slot's second-smallest hash (ties and
                 # empty slots, whose hash is EMPTY_HASH, pass on to the exact comparison)
                 if h <= cand_hash[leaf, c, 1]:
-                    _insert_candidate(cand_hash, cand_row, leaf, c, h, np.int64(row_offset + chunk + i))
+                    # _insert_candidate written out over scalars: called with the arrays, each call counted
+                    # references to them (atomic operations), 20 times the cost of the comparisons
+                    (cand_hash[leaf, c, 0], cand_row[leaf, c, 0], cand_hash[leaf, c, 1],
+                     cand_row[leaf, c, 1]) = offer_candidate(h, np.int64(row_offset + chunk + i), cand_hash[leaf, c, 0],
+                                                             cand_row[leaf, c, 0], cand_hash[leaf, c, 1],
+                                                             cand_row[leaf, c, 1])
 
 
 def _evaluate_range(Xt, y, start, stop, row_offset, seed, node_offset, feature, threshold, left, right, missing_left,
@@ -160,20 +185,30 @@ def tree_groups(masks, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
 
     A tree's work per row is its number of tests under the bitmasks, or a walk
     (about a third of a 64-leaf tree's tests); the largest first, each to the
-    least loaded group, as longest-processing-time scheduling does.
+    least loaded group, as longest-processing-time scheduling does.  Compiled
+    (:func:`_tree_groups`): it runs before every evaluation.
     """
-    n_trees = masks.masked.shape[0]
-    tests = np.diff(masks.test_offset)
-    work = np.where(masks.masked, tests + 4, 24).astype(np.float64)
+    return _tree_groups(masks.masked, masks.test_offset, np.int64(n_groups))
+
+
+@numba.njit(nogil=True, cache=True)
+def _tree_groups(masked, test_offset, n_groups):
+    n_trees = masked.shape[0]
+    work = np.empty(n_trees)
+    for t in range(n_trees):
+        work[t] = test_offset[t + 1] - test_offset[t] + 4 if masked[t] else 24
     load = np.zeros(n_groups)
     owner = np.empty(n_trees, np.int64)
-    for t in np.argsort(-work, kind="stable"):
-        g = int(np.argmin(load))
+    count = np.zeros(n_groups, np.int64)
+    for t in np.argsort(-work, kind="mergesort"):
+        g = np.argmin(load)
         owner[t] = g
         load[g] += work[t]
-    order = np.argsort(owner, kind="stable")
+        count[g] += 1
     offset = np.zeros(n_groups + 1, np.int64)
-    np.cumsum(np.bincount(owner, minlength=n_groups), out=offset[1:])
+    for g in range(n_groups):
+        offset[g + 1] = offset[g] + count[g]
+    order = np.argsort(owner, kind="mergesort")
     return offset, order.astype(np.int64)
 
 

@@ -145,14 +145,31 @@ class BatchWork:
 
     @classmethod
     def prepare(cls, forest: PackedForest, seed: int, n_features: int, dtype) -> "BatchWork":
-        """Validate ``forest`` (the compiled kernels do no bounds checks) and derive what every device needs."""
-        from ...trees.bitmask import forest_masks, round_thresholds_down
-        from .draws import tree_salts
+        """Validate ``forest`` (the compiled kernels do no bounds checks) and derive what every device needs.
 
-        forest.validate(n_features)
+        One compiled call (:mod:`._prepare`); a forest it finds malformed is
+        handed to :meth:`~dtlab.trees.PackedForest.validate` for the error message.
+        """
+        from ...trees.bitmask import ForestMasks
+        from ._prepare import forest_is_valid, prepare
+
+        n = forest.feature.shape[0]
+        off = forest.node_offset
+        shapes_ok = (off.ndim == 1 and off.shape[0] >= 2
+                     and all(getattr(forest, name).shape == (n,)
+                             for name in ("threshold", "left", "right", "missing_left"))
+                     and (forest.value is None or (forest.value.ndim == 2 and forest.value.shape[0] == n)))
+        if not (shapes_ok and forest_is_valid(off, forest.feature, forest.threshold, forest.left, forest.right,
+                                              np.int64(n_features))):
+            forest.validate(n_features)
+            raise ValueError("malformed forest: every child must come after its parent, inside its tree")
         seed = np.uint64(seed)
-        return cls(forest, seed, tree_salts(seed, forest.n_trees), forest_masks(forest, dtype),
-                   round_thresholds_down(forest.threshold, dtype))
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float32, np.float64):
+            raise ValueError(f"thresholds can be rounded to float32 or float64, not {dtype}")
+        threshold, masks, salts = prepare(off, forest.feature, forest.threshold, forest.left, forest.right, seed,
+                                          np.empty(0, dtype))
+        return cls(forest, seed, salts, ForestMasks(*masks), threshold)
 
 
 def check_partial(stats: LeafStats, forest: PackedForest, n_rows: int, where: str) -> None:

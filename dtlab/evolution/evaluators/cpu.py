@@ -8,12 +8,17 @@ import numba
 import numpy as np
 
 from ...trees import PackedForest
-from ._cpu import _evaluate_range_parallel, _evaluate_trees, tree_groups
+from ._cpu import _evaluate_range_parallel, _evaluate_range_serial, _evaluate_trees, tree_groups
 from .base import PHASES, BatchWork, LeafStats, check_data
 from .devices import PoolEvaluator
 
 #: Rows below which splitting the rows over threads costs more (private copies, their merge) than it gains.
 ROWS_PER_BLOCK = 8 * 1024
+
+#: (rows x trees) below which a batch is evaluated on the calling thread: a population of 50 on up to ~5,000 rows,
+#: where starting a parallel region and waiting for its slowest thread (on a busy machine, for a descheduled one)
+#: costs more than the evaluation itself.
+SERIAL_WORK = 256 * 1024
 
 
 class CpuEvaluator:
@@ -72,7 +77,10 @@ class CpuEvaluator:
                 forest.feature, forest.threshold, forest.left, forest.right, forest.missing_left, work.salts,
                 masks.masked, masks.test_offset, masks.test_feature, masks.test_threshold, masks.test_mask,
                 masks.leaf_offset, masks.leaf_node)
-        if forest.n_trees >= threads:  # every thread gets trees of its own: no private copies to merge
+        if threads == 1 or self.n_samples * forest.n_trees < SERIAL_WORK:
+            # a parallel region's start and its wait for the slowest thread cost more than this work
+            _evaluate_range_serial(*args, 1, stats.counts, stats.cand_hash, stats.cand_row)
+        elif forest.n_trees >= threads:  # every thread gets trees of its own: no private copies to merge
             _evaluate_trees(*args, *tree_groups(masks, threads), stats.counts, stats.cand_hash, stats.cand_row)
         else:  # too few trees to go round: split the rows, then merge the blocks' statistics
             n_blocks = max(1, min(threads * 2, self.n_samples // ROWS_PER_BLOCK))
@@ -80,6 +88,18 @@ class CpuEvaluator:
         self.timings["prepare"] += prepared - start
         self.timings["kernel"] += time.perf_counter() - prepared  # the blocks' merge is inside the kernel
         return stats
+
+    def serial_data(self, n_trees: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(Xt, y)`` when a batch of ``n_trees`` trees would be evaluated on the calling thread, else None.
+
+        What :mod:`dtlab.evolution.fused` needs to run a whole generation, this
+        evaluation included, in one compiled call; a device pool evaluates on its workers instead.
+        """
+        if self._pool is not None:
+            return None
+        if numba.get_num_threads() == 1 or self.n_samples * n_trees < SERIAL_WORK:
+            return self.Xt, self.y
+        return None
 
     def rows(self, row_ids: np.ndarray) -> np.ndarray:
         if self._pool is not None:
