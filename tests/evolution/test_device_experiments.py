@@ -44,6 +44,20 @@ def test_model_is_drawn_only_where_it_fits_every_point():
     assert "modelled" not in set(curves.source)
 
 
+def test_a_model_within_tolerance_of_every_time_but_not_of_a_speedup_is_not_drawn():
+    """Times 13% too slow on one device and 13% too fast on two are each within 20%, their ratio 30% off: the
+    figure draws speedups, so the fit fails."""
+    truth = devices.PoolModel(fixed=1e-3, per_row=2e-8, per_device=5e-4)
+    points = pd.DataFrame([{"n_samples": n, "devices": d, "seconds": float(truth.seconds(n, d))}
+                           for n in (1e4, 1e5, 1e6) for d in (1, 2)])
+    big = points.n_samples == 1e6
+    skewed = points.assign(seconds=np.where(big & (points.devices == 1), points.seconds * 0.87,
+                                            np.where(big, points.seconds * 1.13, points.seconds)))
+    model = devices.PoolModel.fit(skewed)
+    time_error = np.max(np.abs(model.seconds(skewed.n_samples, skewed.devices) / skewed.seconds - 1))
+    assert time_error < devices.MODEL_TOLERANCE < model.max_error and not model.usable
+
+
 def test_hardware_bound():
     assert devices.hardware_bound(1, 2, 1.7) == 1.0
     assert devices.hardware_bound(2, 2, 1.7) == pytest.approx(1.7)
