@@ -9,6 +9,23 @@ from dtlab.inference import experiments as E
 from dtlab.inference import plots as P
 
 
+@pytest.fixture(autouse=True)
+def openmp_at_the_machines_threads():
+    """Every OpenMP runtime loaded here (TL2cgen and treelite bundle their own libgomp) at the machine's thread
+    count, as in the fresh process ``python -m dtlab bench`` runs: earlier tests of the suite may leave this
+    process's OpenMP at 1 thread, and TL2cgen refuses ``nthread`` above its OpenMP maximum."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    try:
+        import tl2cgen  # noqa: F401 -- loaded first, so that its OpenMP runtime is among those set
+    except ImportError:
+        pass
+    with threadpool_limits(limits=os.cpu_count(), user_api="openmp"):
+        yield
+
+
 def test_registered():
     load_all()
     assert "inference" in TECHNIQUES
