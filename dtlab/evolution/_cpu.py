@@ -344,31 +344,11 @@ def _propagate_up(left, right, counts, cand_hash, cand_row):
 
 
 @numba.njit(**_NJIT)
-def _cuts_something(left, counts, start, size, n_samples, alpha):
-    """Whether :func:`_prune_unprofitable` would cut a subtree of the tree ``(start, size)`` (it writes nothing).
-
-    The same sweep up to its first cut: before any cut, every subtree is whole.
-    """
+def _prune_sweep(left, counts, start, size, n_samples, alpha, first_only):
+    """The bottom-up sweep of :func:`_prune_unprofitable` over the tree ``(start, size)``: ``(cut, err0)``,
+    ``cut[node]`` where the subtree is not worth its nodes, ``err0`` the root's training errors after the cuts.
+    ``first_only``: stop at the first cut (before it, every subtree is whole)."""
     leaf_err = _leaf_errors(counts, start, size)
-    err = leaf_err.copy()
-    nodes = np.ones(size, np.int64)
-    for node in range(size - 1, -1, -1):  # breadth-first order: children before parents
-        child = left[start + node]
-        if child == -1:
-            continue
-        sub_err = err[child] + err[child + 1]
-        sub_size = nodes[child] + nodes[child + 1] + 1
-        if (leaf_err[node] - sub_err) <= alpha * n_samples * (sub_size - 1):
-            return True
-        err[node], nodes[node] = sub_err, sub_size
-    return False
-
-
-@numba.njit(**_NJIT)
-def _prune_unprofitable(arena, top, start, size, n_samples, alpha):
-    """:func:`.individual.prune_unprofitable`: ``(new size or 0 when nothing is cut, training errors)``."""
-    left = arena[2]
-    leaf_err = _leaf_errors(arena[3], start, size)
     err = leaf_err.copy()  # errors of the best pruning of each subtree
     nodes = np.ones(size, np.int64)  # its number of nodes
     cut = np.zeros(size, np.bool_)
@@ -380,11 +360,26 @@ def _prune_unprofitable(arena, top, start, size, n_samples, alpha):
         sub_size = nodes[child] + nodes[child + 1] + 1
         if (leaf_err[node] - sub_err) <= alpha * n_samples * (sub_size - 1):
             cut[node] = True  # err / nodes stay those of a leaf
+            if first_only:
+                break
         else:
             err[node], nodes[node] = sub_err, sub_size
+    return cut, err[0]
+
+
+@numba.njit(**_NJIT)
+def _cuts_something(left, counts, start, size, n_samples, alpha):
+    """Whether :func:`_prune_unprofitable` would cut a subtree of the tree ``(start, size)`` (it writes nothing)."""
+    return _prune_sweep(left, counts, start, size, n_samples, alpha, True)[0].any()
+
+
+@numba.njit(**_NJIT)
+def _prune_unprofitable(arena, top, start, size, n_samples, alpha):
+    """:func:`.individual.prune_unprofitable`: ``(new size or 0 when nothing is cut, training errors)``."""
+    cut, err0 = _prune_sweep(arena[2], arena[3], start, size, n_samples, alpha, False)
     if not cut.any():
-        return 0, err[0]
-    return _assemble(arena, top, start, size, start, 0, -1, 0, False, cut), err[0]
+        return 0, err0
+    return _assemble(arena, top, start, size, start, 0, -1, 0, False, cut), err0
 
 
 @numba.njit(**_NJIT)
