@@ -35,7 +35,7 @@ figures: $(STAMP)
 ## the whole test suite, notebooks included (CUDA paths under numba's simulator); a missing peer (XGBoost,
 ## LightGBM, LIBLINEAR, Dask, pystreed) fails its tests instead of skipping them (tests/conftest.py)
 test: $(STAMP)
-	DTLAB_REQUIRE_PEERS=1 NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q
+	DTLAB_REQUIRE_PEERS=1 NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q --durations=40
 
 ## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/_scratch/screens/
 test-browser: $(STAMP)

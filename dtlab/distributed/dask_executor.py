@@ -13,7 +13,8 @@ one GPU and a state can hold device arrays.
 Workers that leave.  A part whose worker left (its state future is no longer
 ``finished``, or the round fails with a lost-dependency error) is scattered
 again from the host's copy to a worker that is still there and the round is
-run again, once; if no worker is left, or the round fails again, a
+run again, once; if no worker is left (none joins within
+:data:`WORKER_GRACE_S` seconds), or the round fails again, a
 :class:`ClusterError` says so.  A result is never taken from a part that was
 not computed in that round.  A round never waits without a limit: while it
 runs, the executor checks every :data:`POLL_S` seconds that the workers of its
@@ -33,7 +34,8 @@ import time
 import uuid
 from typing import Any, Callable, Sequence
 
-__all__ = ["CONNECT_TIMEOUT_S", "POLL_S", "ROUND_TIMEOUT_S", "ClusterError", "DaskExecutor", "connect"]
+__all__ = ["CONNECT_TIMEOUT_S", "POLL_S", "ROUND_TIMEOUT_S", "WORKER_GRACE_S", "ClusterError", "DaskExecutor",
+           "connect"]
 
 #: Seconds to wait for a scheduler given by address before saying it cannot be reached.
 CONNECT_TIMEOUT_S = 10.0
@@ -41,6 +43,10 @@ CONNECT_TIMEOUT_S = 10.0
 ROUND_TIMEOUT_S = 600.0
 #: Seconds between two checks, while a round runs, that the workers holding its parts are still there.
 POLL_S = 0.5
+#: Seconds to wait, when no worker is left, for one to join before giving the data up: a nanny starts a new
+#: worker in place of a killed process within a few seconds, and a loaded machine can read the cluster between
+#: the two.
+WORKER_GRACE_S = 15.0
 
 
 class ClusterError(RuntimeError):
@@ -190,6 +196,10 @@ class DaskExecutor:
         lost = self._lost_parts(alive)
         if not lost:
             return False
+        deadline = time.monotonic() + WORKER_GRACE_S
+        while not alive and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            alive = alive_workers(self.client)
         if not alive:
             gone = sorted({self.workers[i] for i in lost})
             raise ClusterError(f"the Dask cluster lost every worker (those of part(s) {lost}: {gone}); the data "

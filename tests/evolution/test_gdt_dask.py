@@ -93,7 +93,10 @@ def test_a_worker_lost_mid_run_has_its_shard_resent(tiny_chess):
     assert np.array_equal(clf.history_.best_fitness, expected.history_.best_fitness)
 
 
-def test_losing_every_worker_is_a_clear_error_and_nothing_is_fitted(tiny_chess):
+def test_losing_every_worker_is_a_clear_error_and_nothing_is_fitted(tiny_chess, monkeypatch):
+    from dtlab.distributed import dask_executor
+
+    monkeypatch.setattr(dask_executor, "WORKER_GRACE_S", 1.0)  # none will join: no need to wait long for one
     X, y = tiny_chess
     with local_cluster() as cluster, distributed.Client(cluster) as c:
         def lose_all(generation, record):
