@@ -33,9 +33,10 @@ figures: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
 
 ## the whole test suite, notebooks included (CUDA paths under numba's simulator); a missing peer (XGBoost,
-## LightGBM, LIBLINEAR, Dask, pystreed) fails its tests instead of skipping them (tests/conftest.py)
+## LightGBM, LIBLINEAR, Dask, pystreed) fails its tests instead of skipping them (tests/conftest.py). The
+## notebooks (browser suite and nbval) run as a second pytest process beside the rest (scripts/test_suite.sh).
 test: $(STAMP)
-	DTLAB_REQUIRE_PEERS=1 NUMBA_ENABLE_CUDASIM=1 MPLBACKEND=Agg $(PY) -m pytest tests notebooks --nbval-lax --timeout=900 -q --durations=40
+	scripts/test_suite.sh $(PY)
 
 ## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/_scratch/screens/
 test-browser: $(STAMP)
