@@ -44,7 +44,7 @@ from ._missing import (
     scan_mse_missing,
     scan_mse_naive_missing,
 )
-from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, entropy_term, split_threshold
+from ._rules import GAIN_RATIO, GINI, INCREMENTAL, MSE, c45_gain_ratio, entropy_term, split_threshold
 
 
 @numba.njit(**NJIT)
@@ -190,12 +190,8 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
     gain = 0.0
     ratio = 0.0
     if criterion == GAIN_RATIO and best_nl > 0:
-        pl = best_nl / m
-        pr = (m - best_nl) / m
-        gain = h_node - pl * best_hl - pr * best_hr
-        gain -= np.log(n_candidates) / LN2 / m  # C4.5 release 8's MDL correction
-        split_info = -(pl * np.log(pl) + pr * np.log(pr)) / LN2
-        ratio = gain / split_info
+        gain, ratio = c45_gain_ratio(h_node, best_hl, best_hr, float(best_nl), float(m - best_nl), float(m),
+                                     n_candidates)
     return best, best_nl, gain, ratio
 
 

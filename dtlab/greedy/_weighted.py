@@ -13,6 +13,10 @@ other row adds its weight ``w`` where an unweighted fit adds 1:
   candidate and the right side's counts taken as total minus left, as
   scikit-learn's ``ClassificationCriterion`` does (the unweighted scan's running
   sum of squares is exact only for integer counts);
+- C4.5's gain ratio as Quinlan's C4.5 weighs cases (fractional cases): the
+  entropies, the sides' shares in the gain and the split information, and the
+  MDL correction's ``log2(tries) / W`` all from weighted counts
+  (:func:`._rules.c45_gain_ratio`, shared with the unweighted scan);
 - ``min_samples_leaf`` and ``min_samples_split`` still count rows, as in
   scikit-learn (its ``min_weight_fraction_leaf`` is not a parameter here).
 
@@ -38,7 +42,7 @@ import numpy as np
 from .._jit import NJIT
 from ..splits import gather_feature, scan_prefix
 from ._missing import _class_proxy, _left_size, n_present, present_first_order
-from ._rules import INCREMENTAL, MSE, NAIVE, VECTORIZED
+from ._rules import GAIN_RATIO, INCREMENTAL, MSE, NAIVE, VECTORIZED, c45_gain_ratio, entropy_term
 from ._scans import _record_missing_split
 from ._stats import class_counts_weighted
 
@@ -147,16 +151,25 @@ def scan_mse_naive_weighted(xs, X_f, y, w, samples, s, e, m_present, msl, thr):
 
 @numba.njit(**NJIT)
 def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, cnt_r, cnt_tot):
-    """Best weighted Gini / entropy split of a node's segment (missing rows last), scikit-learn's arithmetic.
+    """Best weighted Gini / entropy / gain-ratio split of a node's segment (missing rows last), scikit-learn's
+    arithmetic.
 
     ``ys`` int class codes and ``ws`` weights in the order of ``xs``; ``cnt_l``, ``cnt_r``, ``cnt_tot``
-    float64 scratch of length n_classes.  Returns ``(best, k, missing_left)`` as :func:`scan_mse_weighted`.
+    float64 scratch of length n_classes.  ``GAIN_RATIO`` ranks thresholds by the entropy proxy, then
+    (:func:`_gain_ratio_weighted`) gives the best one's C4.5 gain and ratio from weighted counts; it takes
+    no missing rows (the builder refuses them).
+
+    Returns
+    -------
+    best, k, missing_left : as :func:`scan_mse_weighted`
+    gain, ratio : float64, the best split's MDL-corrected gain and gain ratio (``GAIN_RATIO``; else 0)
     """
     n_classes = cnt_l.shape[0]
     w_node = class_counts_weighted(ys, ws, 0, m, cnt_tot)
     best = -np.inf
     best_k = -1
     best_left = False
+    n_candidates = 0
     for missing_left in (False, True):
         if missing_left and m_present == m:
             break
@@ -174,6 +187,7 @@ def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, 
             w_left += ws[k - 1]
             if _left_size(xs, 0, k, m_present, m, shift, msl, thr) < 0:
                 continue
+            n_candidates += 1
             sq_l = 0.0
             sq_r = 0.0
             for c in range(n_classes):
@@ -185,7 +199,34 @@ def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, 
                 best = proxy
                 best_k = k
                 best_left = missing_left
-    return best, best_k, best_left
+    gain = 0.0
+    ratio = 0.0
+    if criterion == GAIN_RATIO and best_k > 0:
+        gain, ratio = _gain_ratio_weighted(ys, ws, best_k, w_node, n_candidates, cnt_l, cnt_r, cnt_tot)
+    return best, best_k, best_left, gain, ratio
+
+
+@numba.njit(**NJIT)
+def _gain_ratio_weighted(ys, ws, k, w_node, n_candidates, cnt_l, cnt_r, cnt_tot):
+    """C4.5's gain and gain ratio (:func:`._rules.c45_gain_ratio`) of the split after the first ``k`` rows, from
+    weighted class counts (``cnt_tot``: the node's); the left counts summed again in the scan's order, so
+    that they are the scan's to the bit."""
+    w_left = 0.0
+    for c in range(cnt_l.shape[0]):
+        cnt_l[c] = 0.0
+    for i in range(k):
+        cnt_l[int(ys[i])] += ws[i]
+        w_left += ws[i]
+    w_right = w_node - w_left
+    h_node = 0.0
+    h_left = 0.0
+    h_right = 0.0
+    for c in range(cnt_l.shape[0]):
+        cnt_r[c] = cnt_tot[c] - cnt_l[c]
+        h_node -= entropy_term(cnt_tot[c], w_node)
+        h_left -= entropy_term(cnt_l[c], w_left)
+        h_right -= entropy_term(cnt_r[c], w_right)
+    return c45_gain_ratio(h_node, h_left, h_right, w_left, w_right, w_node, n_candidates)
 
 
 @numba.njit(**NJIT)
@@ -218,7 +259,7 @@ def scan_feature_weighted(f, slot, method, criterion, XT, y, w, samples, rows, v
                           xbuf, ybuf, wbuf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
                           f_n_miss):
     """Best weighted split of feature ``f`` on the node ``[s, e)``; writes entry ``f`` of the per-feature arrays
-    as :func:`._scans._scan_presorted_feature` does (every method, every criterion but gain ratio).
+    as :func:`._scans._scan_presorted_feature` does (every method, every criterion).
 
     Parameters
     ----------
@@ -241,8 +282,10 @@ def scan_feature_weighted(f, slot, method, criterion, XT, y, w, samples, rows, v
         f_n_miss[f] = m - m_present
         return
     if criterion != MSE:
-        best, k, left = scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt[slot, 0],
-                                              cnt[slot, 1], cnt[slot, 2])
+        best, k, left, gain, ratio = scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion,
+                                                           cnt[slot, 0], cnt[slot, 1], cnt[slot, 2])
+        f_gain[f] = gain
+        f_ratio[f] = ratio
     elif method == NAIVE:
         best, k, left = scan_mse_naive_weighted(xs, XT[f], y, w, samples, s, e, m_present, msl, thr)
     elif method == INCREMENTAL or m_present < m:
