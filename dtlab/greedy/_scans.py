@@ -313,9 +313,9 @@ def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_
         if method == INCREMENTAL:
             ys = np.empty(m, dtype=np.float64)
             gather_in_order(y, samples, s, order, ys)
-            best, k, left = scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr)
+            best, k, left = scan_mse_incremental_missing(xs, ys, None, m_present, m, msl, thr)
         else:
-            best, k, left = scan_mse_naive_missing(xs, XT[f], y, samples, s, e, m_present, msl, thr)
+            best, k, left = scan_mse_naive_missing(xs, XT[f], y, None, samples, s, e, m_present, msl, thr)
         _record_missing_split(f, best, k, left, m - m_present, xs, 0, m_present, f_score, f_pos, f_thr, f_miss_left,
                               f_n_miss)
         return
