@@ -172,7 +172,7 @@ def c45_reference(x, y, w, n_classes):
     best = None
     for i in cuts:
         left = [w[:i][y[:i] == c].sum() for c in range(n_classes)]
-        right = [t - l for t, l in zip(total, left)]
+        right = [t - lc for t, lc in zip(total, left)]
         info = sum(left) * entropy(left) + sum(right) * entropy(right)
         if best is None or info < best[0]:
             best = (info, i, left, right)

@@ -4,10 +4,10 @@ tree -- features, thresholds, values, n_node_samples, weighted counts and impuri
 import numpy as np
 import pytest
 
+from dtlab.backend import cuda_status
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
 from dtlab.greedy.builder import as_float32_features, build_greedy_tree
 from dtlab.greedy.compare import same_tree, sklearn_twin
-from dtlab.backend import cuda_status
 from dtlab.trees import FlatTree
 
 pytestmark = pytest.mark.skipif(not cuda_status()[0], reason="cuda backend unavailable")
