@@ -280,17 +280,15 @@ def scan_mse_naive_missing(xs, X_f, y, w, samples, s, e, m_present, msl, thr):
             for i in range(s, e):
                 r = samples[i]
                 x = X_f[r]
-                left = x <= cut or (missing_left and x != x)
-                if left:
+                if x <= cut or (missing_left and x != x):
                     n_l += 1
-                if w is None:
-                    if left:
+                    if w is None:
                         b_l += y[r]
                     else:
-                        b_r += y[r]
-                elif left:
-                    b_l += w[r] * y[r]
-                    h_l += w[r]
+                        b_l += w[r] * y[r]
+                        h_l += w[r]
+                elif w is None:
+                    b_r += y[r]
                 else:
                     b_r += w[r] * y[r]
                     h_r += w[r]
