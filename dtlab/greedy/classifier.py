@@ -102,7 +102,9 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
             count in ``classes_``); integer weights grow the tree of repeated
             rows.  Every backend (CUDA: Gini and entropy); with
             ``criterion="gain_ratio"``, C4.5's fractional cases (gain and split
-            information from weighted counts).
+            information from weighted counts); there, as in C4.5, a weight is a
+            number of cases, so scaling every weight changes the MDL correction
+            and the pessimistic pruning (Gini and entropy trees do not change).
 
         Returns
         -------
