@@ -25,7 +25,7 @@ from ._rules import (
     keeps_split,
     min_split,
 )
-from ._stats import _class_stats, _reg_stats
+from ._stats import _class_stats, _reg_stats, node_stats_weighted
 
 #: The simulator runs a thread per Python thread, so it gets fewer threads per block than a GPU.
 SIMULATOR_THREADS_PER_BLOCK = 16
@@ -35,7 +35,7 @@ _SCAN_OF = {MSE: "mse", GINI: "gini", ENTROPY: "entropy"}
 
 
 def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
-              min_samples_split: int, min_samples_leaf: int, seed: int, backend) -> tuple:
+              min_samples_split: int, min_samples_leaf: int, seed: int, backend, w: np.ndarray | None = None) -> tuple:
     """Grow a tree with the split search on the GPU; same outputs as :func:`._cpu._grow`.
 
     Parameters
@@ -45,6 +45,9 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     criterion : int, MSE / GINI / ENTROPY (``GAIN_RATIO`` runs on the CPU only)
     n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
     backend : Backend (cuda)
+    w : float64 (n_samples,), positive sample weights, or None (every weight 1)
+        Weighted fits run the weighted scans (:mod:`._cuda_weighted`); the node statistics are the CPU's
+        weighted ones (:func:`._stats.node_stats_weighted`) over the same rows in the same order.
     """
 
     if criterion == GAIN_RATIO:
@@ -52,10 +55,17 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
     k = _kernels(tpb)
     scan, mark, partition = k[_SCAN_OF[criterion]], k["mark"], k["partition"]
+    weighted = w is not None
+    if weighted:
+        from ._cuda_weighted import weighted_kernels
+
+        scan = weighted_kernels(tpb)[_SCAN_OF[criterion]]
     F, n = XT.shape
     rows, vals, ylist = attribute_lists(XT, y)
-    backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n, "the presorted lists")
+    backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n + (w.nbytes if weighted else 0),
+                       "the presorted lists")
     d_rows, d_vals, d_y = cuda.to_device(rows), cuda.to_device(vals), cuda.to_device(ylist)
+    d_w = cuda.to_device(w) if weighted else None
     d_tmp_rows = cuda.device_array_like(rows)
     d_tmp_vals = cuda.device_array_like(vals)
     d_tmp_y = cuda.device_array_like(ylist)
@@ -79,17 +89,24 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     out_feature, out_threshold, out_left, out_right = [], [], [], []
     out_value, out_impurity, out_n, out_missing = [], [], [], []
 
-    def stats(ys):
+    def stats(ys, ws):
+        """Value, impurity and weight of a node's targets (and weights, in their order), as the CPU computes
+        them."""
+        if weighted:
+            value = np.empty(n_outputs)
+            imp, wt = node_stats_weighted(criterion, ys, ws, 0, len(ys), value, counts)
+            return value, imp, wt
         if is_reg:
             b, imp = _reg_stats(ys, 0, len(ys))
-            return np.array([b / len(ys)]), imp
+            return np.array([b / len(ys)]), imp, float(len(ys))
         imp = _class_stats(ys, 0, len(ys), criterion, counts)
-        return counts.copy(), imp
+        return counts.copy(), imp, float(len(ys))
 
-    value, imp = stats(y)
-    stack = [(0, n, 0, -1, 0, 0, imp, value)]
+    value, imp, w_total = stats(y, w)  # the root in row order, as the CPU's
+    stack = [(0, n, 0, -1, 0, 0, imp, value, w_total)]
+    out_wn = []
     while stack:
-        start, end, depth, parent, is_left, n_known, imp, value = stack.pop()
+        start, end, depth, parent, is_left, n_known, imp, value, w_node = stack.pop()
         node = len(out_feature)
         if parent >= 0:
             (out_left if is_left else out_right)[parent] = node
@@ -102,10 +119,18 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
         out_impurity.append(imp)
         out_n.append(m)
         out_missing.append(1)
+        out_wn.append(w_node)
         if is_leaf(depth, m, imp, max_depth, mss, min_samples_leaf):
             continue
         active = features[n_known:].copy()
-        if is_reg:
+        if weighted and is_reg:
+            launch(scan, len(active), tpb, cuda.to_device(active), d_rows, d_vals, d_y, d_w, start, end,
+                   min_samples_leaf, thr, d_out)
+        elif weighted:
+            launch(scan, len(active), tpb, cuda.to_device(active), d_rows, d_vals, d_y, d_w, start, end,
+                   min_samples_leaf, thr, n_outputs, cuda.to_device(value.astype(np.float64)), float(w_node),
+                   d_carry, d_out)
+        elif is_reg:
             launch(scan, len(active), tpb, cuda.to_device(active), d_vals, d_y, start, end, min_samples_leaf, thr,
                    d_out)
         else:
@@ -123,10 +148,14 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
         nl = int(f_pos[best_f])
         nr = m - nl
         mid = start + nl
-        segment = d_y[best_f, start:end].copy_to_host()
-        value_l, imp_l = stats(segment[:nl])
-        value_r, imp_r = stats(segment[nl:])
-        if not keeps_split(n, m, nl, imp, imp_l, imp_r):
+        if weighted:  # the row ids (one copy): targets and weights in the chosen feature's order
+            seg_rows = d_rows[best_f, start:end].copy_to_host()
+            segment, seg_w = y[seg_rows], w[seg_rows]
+        else:
+            segment, seg_w = d_y[best_f, start:end].copy_to_host(), None
+        value_l, imp_l, w_l = stats(segment[:nl], None if seg_w is None else seg_w[:nl])
+        value_r, imp_r, w_r = stats(segment[nl:], None if seg_w is None else seg_w[nl:])
+        if not keeps_split(w_total, w_node, w_l, imp, imp_l, imp_r):
             continue
         out_feature[node] = int(best_f)
         out_threshold[node] = float(f_thr[best_f])
@@ -137,10 +166,10 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
             launch(mark, (m + tpb - 1) // tpb, tpb, d_rows, int(best_f), start, end, mid, d_goes_left)
             launch(partition, len(part), tpb, cuda.to_device(part), d_rows, d_vals, d_y, start, end, nl,
                    d_goes_left, d_tmp_rows, d_tmp_vals, d_tmp_y)
-        stack.append((mid, end, depth + 1, node, 0, n_total, imp_r, value_r))
-        stack.append((start, mid, depth + 1, node, 1, n_total, imp_l, value_l))
+        stack.append((mid, end, depth + 1, node, 0, n_total, imp_r, value_r, w_r))
+        stack.append((start, mid, depth + 1, node, 1, n_total, imp_l, value_l, w_l))
     return (np.asarray(out_feature, dtype=np.int32), np.asarray(out_threshold, dtype=np.float64),
             np.asarray(out_left, dtype=np.int32), np.asarray(out_right, dtype=np.int32),
             np.asarray(out_value, dtype=np.float64).reshape(len(out_feature), n_outputs),
             np.asarray(out_impurity, dtype=np.float64), np.asarray(out_n, dtype=np.int64),
-            np.asarray(out_missing, dtype=np.uint8), np.asarray(out_n, dtype=np.float64))
+            np.asarray(out_missing, dtype=np.uint8), np.asarray(out_wn, dtype=np.float64))

@@ -181,32 +181,71 @@ def scan_classes_missing(xs, ys, s, m_present, e, msl, thr, criterion, cnt_l, cn
 
 
 @numba.njit(**NJIT)
-def scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr):
+def scan_mse_incremental_missing(xs, gs, ws, m_present, m, msl, thr):
     """:func:`scan_mse_missing` one row at a time, as the incremental search moves rows (the same sums in the
-    same order, so the same result to the bit); ``xs``, ``ys`` of the node's ``m`` rows, present first."""
+    same order, so the same result to the bit); with sample weights too.
+
+    Parameters
+    ----------
+    xs : float32 array (>= m), the node's values sorted on ``[0, m_present)``, NaN after
+    gs : float64 array (>= m), the targets in that order (with weights: ``w * y``)
+    ws : float64 array (>= m) of the weights in that order, or None (every weight 1)
+        ``None`` compiles a separate specialisation (numba prunes the branches on ``ws is None``): the
+        unweighted scan divides by its exact row counts and reads no array of ones.  A side's weight
+        ranks it where an unweighted scan has its row count: ``B_L^2 / W_L + B_R^2 / W_R``.
+    m_present, m : int
+    msl : int, min_samples_leaf (rows, with or without weights)
+    thr : float32, FEATURE_THRESHOLD
+
+    Returns
+    -------
+    best, k, missing_left : as :func:`scan_mse_missing`; nodes without missing rows (``m_present == m``)
+        are scanned once.
+    """
     g_miss = 0.0
+    h_miss = np.float64(m - m_present)
+    if ws is not None:
+        h_miss = 0.0
+        for i in range(m_present, m):
+            h_miss += ws[i]
     for i in range(m_present, m):
-        g_miss += ys[i]
+        g_miss += gs[i]
     g_present = 0.0
+    h_present = np.float64(m_present)
+    if ws is not None:
+        h_present = 0.0
+        for i in range(m_present):
+            h_present += ws[i]
     for i in range(m_present):
-        g_present += ys[i]
+        g_present += gs[i]
     g_total = g_present + g_miss
+    h_total = h_present + h_miss
     best = -np.inf
     best_k = -1
     best_left = False
     for missing_left in (False, True):
+        if missing_left and m_present == m:
+            break  # no missing row: the second pass would repeat the first
         shift = m - m_present if missing_left else 0
-        b_shift = g_miss if missing_left else 0.0
+        g_shift = g_miss if missing_left else 0.0
+        h_shift = h_miss if missing_left else 0.0
         last = m_present - 1 if missing_left else m_present
-        b_present = 0.0
+        g_run = 0.0
+        h_run = 0.0
         for k in range(1, last + 1):
-            b_present += ys[k - 1]
+            g_run += gs[k - 1]
+            if ws is not None:
+                h_run += ws[k - 1]
             nl = _left_size(xs, 0, k, m_present, m, shift, msl, thr)
             if nl < 0:
                 continue
-            b_left = b_present + b_shift
-            b_right = g_total - b_left
-            proxy = b_left * b_left / nl + b_right * b_right / (m - nl)
+            g_left = g_run + g_shift
+            g_right = g_total - g_left
+            if ws is None:
+                proxy = g_left * g_left / nl + g_right * g_right / (m - nl)
+            else:
+                h_left = h_run + h_shift
+                proxy = g_left * g_left / h_left + g_right * g_right / (h_total - h_left)
             if proxy > best:
                 best = proxy
                 best_k = k
@@ -215,15 +254,18 @@ def scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr):
 
 
 @numba.njit(**NJIT)
-def scan_mse_naive_missing(xs, X_f, y, samples, s, e, m_present, msl, thr):
-    """The naive search with missing rows: every candidate's sides summed again from the node's rows, a NaN row
-    on the candidate's missing side; ``xs`` the node's values, present ones sorted first.  Returns as
-    :func:`scan_mse_missing`."""
+def scan_mse_naive_missing(xs, X_f, y, w, samples, s, e, m_present, msl, thr):
+    """The naive search with missing rows: every candidate's sides summed again from the node's rows (in row
+    order), a NaN row on the candidate's missing side; ``xs`` the node's values, present ones sorted first;
+    ``w`` the sample weights (indexed by row) or None, as in :func:`scan_mse_incremental_missing`.  Returns as
+    :func:`scan_mse_missing`; nodes without missing rows are scanned once."""
     m = e - s
     best = -np.inf
     best_k = -1
     best_left = False
     for missing_left in (False, True):
+        if missing_left and m_present == m:
+            break
         last = m_present - 1 if missing_left else m_present
         for k in range(1, last + 1):
             # the sides' sizes are counted below, from the rows themselves
@@ -233,18 +275,30 @@ def scan_mse_naive_missing(xs, X_f, y, samples, s, e, m_present, msl, thr):
             n_l = 0
             b_l = 0.0
             b_r = 0.0
+            h_l = 0.0
+            h_r = 0.0
             for i in range(s, e):
                 r = samples[i]
                 x = X_f[r]
                 if x <= cut or (missing_left and x != x):
                     n_l += 1
-                    b_l += y[r]
-                else:
+                    if w is None:
+                        b_l += y[r]
+                    else:
+                        b_l += w[r] * y[r]
+                        h_l += w[r]
+                elif w is None:
                     b_r += y[r]
+                else:
+                    b_r += w[r] * y[r]
+                    h_r += w[r]
             n_r = m - n_l
             if n_l < msl or n_r < msl:
                 continue
-            proxy = b_l * b_l / n_l + b_r * b_r / n_r
+            if w is None:
+                proxy = b_l * b_l / n_l + b_r * b_r / n_r
+            else:
+                proxy = b_l * b_l / h_l + b_r * b_r / h_r
             if proxy > best:
                 best = proxy
                 best_k = k

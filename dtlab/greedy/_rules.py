@@ -124,3 +124,32 @@ def entropy_term(count, n):
         return 0.0
     p = count / n
     return p * (np.log(p) / LN2)
+
+
+@numba.njit(**NJIT)
+def c45_gain_ratio(h_node, h_left, h_right, w_left, w_right, w_node, n_candidates):
+    """C4.5 (release 8)'s MDL-corrected information gain and gain ratio of a binary split, in bits.
+
+    Parameters
+    ----------
+    h_node, h_left, h_right : float
+        Entropies (bits) of the node and of its two sides.
+    w_left, w_right, w_node : float
+        Their row counts, or with sample weights their weights (C4.5's fractional cases: its ``Items``,
+        ``LowItems`` and ``ValFreq`` are sums of case weights).
+    n_candidates : int
+        Thresholds tried on the feature (C4.5's ``Tries``, a count of cut points, not a weight).
+
+    Returns
+    -------
+    gain : float
+        ``h_node - p_L h_L - p_R h_R - log2(n_candidates) / w_node``, with ``p = w_side / w_node``.
+    ratio : float
+        ``gain`` over the split information ``-(p_L log2 p_L + p_R log2 p_R)``.
+    """
+    pl = w_left / w_node
+    pr = w_right / w_node
+    gain = h_node - pl * h_left - pr * h_right
+    gain -= np.log(n_candidates) / LN2 / w_node  # C4.5 release 8's MDL correction: ThreshCost = Log(Tries) / Items
+    split_info = -(pl * np.log(pl) + pr * np.log(pr)) / LN2
+    return gain, gain / split_info

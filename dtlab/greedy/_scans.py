@@ -44,7 +44,7 @@ from ._missing import (
     scan_mse_missing,
     scan_mse_naive_missing,
 )
-from ._rules import GAIN_RATIO, GINI, INCREMENTAL, LN2, MSE, entropy_term, split_threshold
+from ._rules import GAIN_RATIO, GINI, INCREMENTAL, MSE, c45_gain_ratio, entropy_term, split_threshold
 
 
 @numba.njit(**NJIT)
@@ -190,12 +190,8 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
     gain = 0.0
     ratio = 0.0
     if criterion == GAIN_RATIO and best_nl > 0:
-        pl = best_nl / m
-        pr = (m - best_nl) / m
-        gain = h_node - pl * best_hl - pr * best_hr
-        gain -= np.log(n_candidates) / LN2 / m  # C4.5 release 8's MDL correction
-        split_info = -(pl * np.log(pl) + pr * np.log(pr)) / LN2
-        ratio = gain / split_info
+        gain, ratio = c45_gain_ratio(h_node, best_hl, best_hr, float(best_nl), float(m - best_nl), float(m),
+                                     n_candidates)
     return best, best_nl, gain, ratio
 
 
@@ -317,9 +313,9 @@ def _scan_sorting_feature(f, method, XT, y, samples, s, e, msl, thr, f_const, f_
         if method == INCREMENTAL:
             ys = np.empty(m, dtype=np.float64)
             gather_in_order(y, samples, s, order, ys)
-            best, k, left = scan_mse_incremental_missing(xs, ys, m_present, m, msl, thr)
+            best, k, left = scan_mse_incremental_missing(xs, ys, None, m_present, m, msl, thr)
         else:
-            best, k, left = scan_mse_naive_missing(xs, XT[f], y, samples, s, e, m_present, msl, thr)
+            best, k, left = scan_mse_naive_missing(xs, XT[f], y, None, samples, s, e, m_present, msl, thr)
         _record_missing_split(f, best, k, left, m - m_present, xs, 0, m_present, f_score, f_pos, f_thr, f_miss_left,
                               f_n_miss)
         return

@@ -13,6 +13,10 @@ other row adds its weight ``w`` where an unweighted fit adds 1:
   candidate and the right side's counts taken as total minus left, as
   scikit-learn's ``ClassificationCriterion`` does (the unweighted scan's running
   sum of squares is exact only for integer counts);
+- C4.5's gain ratio as Quinlan's C4.5 weighs cases (fractional cases): the
+  entropies, the sides' shares in the gain and the split information, and the
+  MDL correction's ``log2(tries) / W`` all from weighted counts
+  (:func:`._rules.c45_gain_ratio`, shared with the unweighted scan);
 - ``min_samples_leaf`` and ``min_samples_split`` still count rows, as in
   scikit-learn (its ``min_weight_fraction_leaf`` is not a parameter here).
 
@@ -24,10 +28,15 @@ without missing values is the case ``m_present == m``.  The vectorised search
 without missing values ranks its candidates with the shared prefix-sum scan
 (:func:`dtlab.splits.scan_prefix`, the weights as hessians); the incremental
 search and the vectorised one on a node with missing rows move one row at a
-time (:func:`scan_mse_weighted`), the naive search sums both sides afresh per
-candidate (:func:`scan_mse_naive_weighted`).  The unweighted scans
-(:mod:`._scans`, :mod:`._missing`) are left as they were: a fit without weights
-runs exactly the code it ran before.
+time, the naive search sums both sides afresh per candidate: these two are the
+unweighted missing-value scans of :mod:`._missing` given the weights
+(``ws=None`` compiles their unweighted specialisation, which divides by exact
+row counts as before).  The classification scan stays separate from the
+unweighted ones (:func:`._scans._scan_classes`,
+:func:`._missing.scan_classes_missing`): those update a running sum of squared
+counts in O(1) per row, exact for integer counts only, where a weighted scan
+must sum the squares afresh per candidate (O(n_classes)), as scikit-learn does;
+one function for both would cost the unweighted scan that loop or its bits.
 """
 
 from __future__ import annotations
@@ -37,126 +46,40 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import gather_feature, scan_prefix
-from ._missing import _class_proxy, _left_size, n_present, present_first_order
-from ._rules import INCREMENTAL, MSE, NAIVE, VECTORIZED
+from ._missing import (
+    _class_proxy,
+    _left_size,
+    n_present,
+    present_first_order,
+    scan_mse_incremental_missing,
+    scan_mse_naive_missing,
+)
+from ._rules import GAIN_RATIO, INCREMENTAL, MSE, NAIVE, VECTORIZED, c45_gain_ratio, entropy_term
 from ._scans import _record_missing_split
 from ._stats import class_counts_weighted
 
 
 @numba.njit(**NJIT)
-def scan_mse_weighted(xs, gs, ws, m_present, m, msl, thr):
-    """Best weighted variance-reduction split of a node's segment, moving one row at a time.
+def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, cnt_r, cnt_tot):
+    """Best weighted Gini / entropy / gain-ratio split of a node's segment (missing rows last), scikit-learn's
+    arithmetic.
 
-    Parameters
-    ----------
-    xs : float32 array (>= m), sorted on ``[0, m_present)``, NaN after
-    gs : float64 array (>= m), ``w * y`` in the order of ``xs``
-    ws : float64 array (>= m), the weights in that order (positive)
-    m_present, m : int
-    msl : int, min_samples_leaf (rows)
-    thr : float32, FEATURE_THRESHOLD
+    ``ys`` int class codes and ``ws`` weights in the order of ``xs``; ``cnt_l``, ``cnt_r``, ``cnt_tot``
+    float64 scratch of length n_classes.  ``GAIN_RATIO`` ranks thresholds by the entropy proxy, then
+    (:func:`_gain_ratio_weighted`) gives the best one's C4.5 gain and ratio from weighted counts; it takes
+    no missing rows (the builder refuses them).
 
     Returns
     -------
-    best : float64, the proxy ``B_L^2/W_L + B_R^2/W_R`` (-inf if no candidate)
-    k : int, present rows on the left (-1 if none)
-    missing_left : bool
-    """
-    g_miss = 0.0
-    h_miss = 0.0
-    for i in range(m_present, m):
-        g_miss += gs[i]
-        h_miss += ws[i]
-    g_present = 0.0
-    h_present = 0.0
-    for i in range(m_present):
-        g_present += gs[i]
-        h_present += ws[i]
-    g_total = g_present + g_miss
-    h_total = h_present + h_miss
-    best = -np.inf
-    best_k = -1
-    best_left = False
-    for missing_left in (False, True):
-        if missing_left and m_present == m:
-            break  # no missing row: the second pass would repeat the first
-        shift = m - m_present if missing_left else 0
-        g_shift = g_miss if missing_left else 0.0
-        h_shift = h_miss if missing_left else 0.0
-        last = m_present - 1 if missing_left else m_present
-        g_run = 0.0
-        h_run = 0.0
-        for k in range(1, last + 1):
-            g_run += gs[k - 1]
-            h_run += ws[k - 1]
-            if _left_size(xs, 0, k, m_present, m, shift, msl, thr) < 0:
-                continue
-            g_left = g_run + g_shift
-            h_left = h_run + h_shift
-            g_right = g_total - g_left
-            h_right = h_total - h_left
-            proxy = g_left * g_left / h_left + g_right * g_right / h_right
-            if proxy > best:
-                best = proxy
-                best_k = k
-                best_left = missing_left
-    return best, best_k, best_left
-
-
-@numba.njit(**NJIT)
-def scan_mse_naive_weighted(xs, X_f, y, w, samples, s, e, m_present, msl, thr):
-    """The naive search with weights: every candidate's sides summed again from the node's rows (in row order),
-    a missing row on the candidate's missing side; ``xs`` the node's values sorted, present first.  Returns as
-    :func:`scan_mse_weighted`."""
-    m = e - s
-    best = -np.inf
-    best_k = -1
-    best_left = False
-    for missing_left in (False, True):
-        if missing_left and m_present == m:
-            break
-        last = m_present - 1 if missing_left else m_present
-        for k in range(1, last + 1):
-            if _left_size(xs, 0, k, m_present, m, 0, 0, thr) < 0:
-                continue
-            cut = xs[k - 1] if k < m_present else np.inf
-            n_l = 0
-            g_l = 0.0
-            h_l = 0.0
-            g_r = 0.0
-            h_r = 0.0
-            for i in range(s, e):
-                r = samples[i]
-                x = X_f[r]
-                if x <= cut or (missing_left and x != x):
-                    n_l += 1
-                    g_l += w[r] * y[r]
-                    h_l += w[r]
-                else:
-                    g_r += w[r] * y[r]
-                    h_r += w[r]
-            if n_l < msl or m - n_l < msl:
-                continue
-            proxy = g_l * g_l / h_l + g_r * g_r / h_r
-            if proxy > best:
-                best = proxy
-                best_k = k
-                best_left = missing_left
-    return best, best_k, best_left
-
-
-@numba.njit(**NJIT)
-def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, cnt_r, cnt_tot):
-    """Best weighted Gini / entropy split of a node's segment (missing rows last), scikit-learn's arithmetic.
-
-    ``ys`` int class codes and ``ws`` weights in the order of ``xs``; ``cnt_l``, ``cnt_r``, ``cnt_tot``
-    float64 scratch of length n_classes.  Returns ``(best, k, missing_left)`` as :func:`scan_mse_weighted`.
+    best, k, missing_left : as :func:`._missing.scan_mse_missing`
+    gain, ratio : float64, the best split's MDL-corrected gain and gain ratio (``GAIN_RATIO``; else 0)
     """
     n_classes = cnt_l.shape[0]
     w_node = class_counts_weighted(ys, ws, 0, m, cnt_tot)
     best = -np.inf
     best_k = -1
     best_left = False
+    n_candidates = 0
     for missing_left in (False, True):
         if missing_left and m_present == m:
             break
@@ -174,6 +97,7 @@ def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, 
             w_left += ws[k - 1]
             if _left_size(xs, 0, k, m_present, m, shift, msl, thr) < 0:
                 continue
+            n_candidates += 1
             sq_l = 0.0
             sq_r = 0.0
             for c in range(n_classes):
@@ -185,7 +109,34 @@ def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, 
                 best = proxy
                 best_k = k
                 best_left = missing_left
-    return best, best_k, best_left
+    gain = 0.0
+    ratio = 0.0
+    if criterion == GAIN_RATIO and best_k > 0:
+        gain, ratio = _gain_ratio_weighted(ys, ws, best_k, w_node, n_candidates, cnt_l, cnt_r, cnt_tot)
+    return best, best_k, best_left, gain, ratio
+
+
+@numba.njit(**NJIT)
+def _gain_ratio_weighted(ys, ws, k, w_node, n_candidates, cnt_l, cnt_r, cnt_tot):
+    """C4.5's gain and gain ratio (:func:`._rules.c45_gain_ratio`) of the split after the first ``k`` rows, from
+    weighted class counts (``cnt_tot``: the node's); the left counts summed again in the scan's order, so
+    that they are the scan's to the bit."""
+    w_left = 0.0
+    for c in range(cnt_l.shape[0]):
+        cnt_l[c] = 0.0
+    for i in range(k):
+        cnt_l[int(ys[i])] += ws[i]
+        w_left += ws[i]
+    w_right = w_node - w_left
+    h_node = 0.0
+    h_left = 0.0
+    h_right = 0.0
+    for c in range(cnt_l.shape[0]):
+        cnt_r[c] = cnt_tot[c] - cnt_l[c]
+        h_node -= entropy_term(cnt_tot[c], w_node)
+        h_left -= entropy_term(cnt_l[c], w_left)
+        h_right -= entropy_term(cnt_r[c], w_right)
+    return c45_gain_ratio(h_node, h_left, h_right, w_left, w_right, w_node, n_candidates)
 
 
 @numba.njit(**NJIT)
@@ -218,7 +169,7 @@ def scan_feature_weighted(f, slot, method, criterion, XT, y, w, samples, rows, v
                           xbuf, ybuf, wbuf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
                           f_n_miss):
     """Best weighted split of feature ``f`` on the node ``[s, e)``; writes entry ``f`` of the per-feature arrays
-    as :func:`._scans._scan_presorted_feature` does (every method, every criterion but gain ratio).
+    as :func:`._scans._scan_presorted_feature` does (every method, every criterion).
 
     Parameters
     ----------
@@ -241,12 +192,14 @@ def scan_feature_weighted(f, slot, method, criterion, XT, y, w, samples, rows, v
         f_n_miss[f] = m - m_present
         return
     if criterion != MSE:
-        best, k, left = scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt[slot, 0],
-                                              cnt[slot, 1], cnt[slot, 2])
+        best, k, left, gain, ratio = scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion,
+                                                           cnt[slot, 0], cnt[slot, 1], cnt[slot, 2])
+        f_gain[f] = gain
+        f_ratio[f] = ratio
     elif method == NAIVE:
-        best, k, left = scan_mse_naive_weighted(xs, XT[f], y, w, samples, s, e, m_present, msl, thr)
+        best, k, left = scan_mse_naive_missing(xs, XT[f], y, w, samples, s, e, m_present, msl, thr)
     elif method == INCREMENTAL or m_present < m:
-        best, k, left = scan_mse_weighted(xs, gs, ws, m_present, m, msl, thr)
+        best, k, left = scan_mse_incremental_missing(xs, gs, ws, m_present, m, msl, thr)
     else:  # vectorised, no missing value: the shared prefix-sum scan with the weights as hessians
         best, k = scan_prefix(xs, gs, ws, 0, m, msl, 0.0, thr, wbuf[slot, 2], wbuf[slot, 3], 0.0, 0.0, False, 0.0,
                               False)

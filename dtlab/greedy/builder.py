@@ -103,10 +103,11 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     classes : ndarray of shape (n_classes,), optional
         Labels stored in the FlatTree (classification).
     sample_weight : ndarray of shape (n_samples,), float64, finite and >= 0, optional
-        Weights of the rows (:mod:`._weighted`): rows of weight 0 are left out
-        (scikit-learn's splitter skips them too); weights that are all 1 grow the
-        unweighted tree by the unweighted code.  The CPU only, and not with
-        ``criterion="gain_ratio"``.
+        Weights of the rows (:mod:`._weighted`, on CUDA :mod:`._cuda_weighted`):
+        rows of weight 0 are left out (scikit-learn's splitter skips them too);
+        weights that are all 1 grow the unweighted tree by the unweighted code.
+        ``criterion="gain_ratio"`` takes them as C4.5 does (fractional cases:
+        gain and split information from weighted counts), on the CPU.
 
     Returns
     -------
@@ -128,12 +129,6 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     be = resolve_backend(backend, X32)
     w = None
     if sample_weight is not None and not np.all(sample_weight == 1.0):
-        if be.is_cuda:
-            raise ValueError("sample_weight runs on the CPU only: the CUDA split search has no weighted scans yet; "
-                             "use backend='cpu'")
-        if crit == GAIN_RATIO:
-            raise ValueError("criterion='gain_ratio' does not take sample_weight (C4.5's weighted counts are not "
-                             "implemented); use criterion='gini' or 'entropy'")
         keep = sample_weight > 0.0
         X32, y, w = X32[keep], y[keep], np.ascontiguousarray(sample_weight[keep], dtype=np.float64)
     missing = bool(np.isnan(X32).any())
@@ -151,7 +146,7 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     if be.is_cuda:
         from ._cuda_grower import grow_cuda
 
-        arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be)
+        arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be, w)
     elif meth == VECTORIZED:
         rows, vals, ylist = attribute_lists(XT, y)
         arrays = _grow(meth, crit, n_features, n_outputs, np.empty((n_features, 1), np.float32), y, w, rows, vals,

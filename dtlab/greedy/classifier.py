@@ -100,8 +100,11 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
             impurity, ``tree_.value`` and the importances; ``min_samples_leaf``
             still counts rows; rows of weight 0 are left out (their labels still
             count in ``classes_``); integer weights grow the tree of repeated
-            rows.  The CPU only (``"auto"`` picks it), not with
-            ``criterion="gain_ratio"``.
+            rows.  Every backend (CUDA: Gini and entropy); with
+            ``criterion="gain_ratio"``, C4.5's fractional cases (gain and split
+            information from weighted counts); there, as in C4.5, a weight is a
+            number of cases, so scaling every weight changes the MDL correction
+            and the pessimistic pruning (Gini and entropy trees do not change).
 
         Returns
         -------
@@ -117,9 +120,8 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes, codes = encode_labels(y)
         weights = check_sample_weight(sample_weight, X32.shape[0])
-        # the CUDA search has no missing-value scans nor weighted ones: "auto" grows such a tree on the CPU
-        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio" and not has_missing(X32)
-                                  and weights is None)
+        # the CUDA search has no missing-value scans nor a gain-ratio one: "auto" grows such a tree on the CPU
+        backend = resolve_backend(self.backend, X, has_cuda=criterion != "gain_ratio" and not has_missing(X32))
         with thread_scope(self.n_jobs):
             grown = build_greedy_tree(X32, codes, task="classification", criterion=criterion, method="vectorized",
                                       max_depth=max_depth, min_samples_split=min_samples_split,

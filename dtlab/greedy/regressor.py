@@ -111,7 +111,7 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
             Row weights, as in scikit-learn: weighted sums in every squared
             error, weighted leaf means; ``min_samples_leaf`` still counts rows;
             rows of weight 0 are left out; integer weights grow the tree of
-            repeated rows.  Every ``method``, on the CPU only (``"auto"`` picks it).
+            repeated rows.  Every ``method`` on the CPU; ``"vectorized"`` on CUDA.
 
         Returns
         -------
@@ -122,9 +122,8 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         X32 = fit_features(X)
         y = fit_target(y, X32.shape[0], self, numeric=True)
         weights = check_sample_weight(sample_weight, X32.shape[0])
-        # the CUDA search has no missing-value scans nor weighted ones: "auto" grows such a tree on the CPU
-        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized" and not has_missing(X32)
-                                  and weights is None)
+        # the CUDA search has no missing-value scans: "auto" grows such a tree on the CPU
+        backend = resolve_backend(self.backend, X, has_cuda=method == "vectorized" and not has_missing(X32))
         if backend.is_cuda and method != "vectorized":
             raise ValueError(f"method={method!r} runs on the CPU only; use method='vectorized' with "
                              "backend='cuda'")

@@ -150,10 +150,108 @@ def test_bad_weights_are_clear_errors(Est, bad, match):
 
 
 def test_weights_refused_where_not_implemented():
-    X, y, w = classification_data(n=60)
-    with pytest.raises(ValueError, match="gain_ratio"):
-        DecisionTreeClassifier(criterion="gain_ratio", backend="cpu").fit(np.nan_to_num(X), y, sample_weight=w)
-    with pytest.raises(ValueError, match="CPU only"):
-        DecisionTreeClassifier(backend="cuda").fit(np.nan_to_num(X), y, sample_weight=w)
-    # "auto" picks the CPU for a weighted fit
-    assert DecisionTreeRegressor().fit(np.nan_to_num(X), y.astype(float), sample_weight=w).backend_ == "cpu"
+    # C4.5 spreads a row missing the feature over both children by weight: not implemented, with or without weights
+    X, y, w = classification_data(n=60, missing=0.1)
+    with pytest.raises(ValueError, match="gain_ratio.*missing values"):
+        DecisionTreeClassifier(criterion="gain_ratio").fit(X, y, sample_weight=w)
+
+
+# ---- criterion="gain_ratio" with weights: C4.5's fractional cases ----
+def c45_reference(x, y, w, n_classes):
+    """Plain C4.5 (release 8) of one feature with case weights: every threshold between distinct values, the
+    one of least weighted entropy, its MDL-corrected gain ``H - sum p H_side - log2(tries) / W`` and its ratio to
+    the split information, every count a sum of weights.  Returns ``(threshold, gain, ratio)``."""
+    def entropy(counts):
+        total = sum(counts)
+        return -sum(c / total * np.log2(c / total) for c in counts if c > 0)
+
+    order = np.argsort(x, kind="stable")
+    x, y, w = x[order], y[order], w[order]
+    total = [w[y == c].sum() for c in range(n_classes)]
+    cuts = [i for i in range(1, len(x)) if x[i] > x[i - 1]]
+    best = None
+    for i in cuts:
+        left = [w[:i][y[:i] == c].sum() for c in range(n_classes)]
+        right = [t - lc for t, lc in zip(total, left)]
+        info = sum(left) * entropy(left) + sum(right) * entropy(right)
+        if best is None or info < best[0]:
+            best = (info, i, left, right)
+    _, i, left, right = best
+    W, p_l, p_r = sum(total), sum(left) / sum(total), sum(right) / sum(total)
+    gain = entropy(total) - p_l * entropy(left) - p_r * entropy(right) - np.log2(len(cuts)) / W
+    split_info = -(p_l * np.log2(p_l) + p_r * np.log2(p_r))
+    return (x[i - 1] + x[i]) / 2, gain, gain / split_info
+
+
+def test_weighted_gain_ratio_by_hand():
+    # four rows, weights 1, 1, 1, 2: W = 5, classes 2 : 3, three thresholds tried; the best cuts at 1.5 (pure sides)
+    from dtlab.greedy._rules import FEATURE_THRESHOLD, GAIN_RATIO
+    from dtlab.greedy._weighted import scan_classes_weighted
+
+    xs = np.array([0.0, 1.0, 2.0, 3.0], dtype=np.float32)
+    ys = np.array([0, 0, 1, 1], dtype=np.int32)
+    ws = np.array([1.0, 1.0, 1.0, 2.0])
+    h_node = -(0.4 * np.log2(0.4) + 0.6 * np.log2(0.6))  # 0.97095...
+    gain = h_node - np.log2(3) / 5  # pure sides; C4.5's threshold cost log2(tries) / W
+    ratio = gain / h_node  # split information of 2 : 3 is the node's entropy again
+    scratch = [np.zeros(2) for _ in range(3)]
+    best, k, left, got_gain, got_ratio = scan_classes_weighted(xs, ys, ws, 4, 4, 1, FEATURE_THRESHOLD, GAIN_RATIO,
+                                                               *scratch)
+    assert (k, left) == (2, False)
+    assert got_gain == pytest.approx(gain, rel=1e-14) and got_gain == pytest.approx(0.6539580, abs=1e-7)
+    assert got_ratio == pytest.approx(ratio, rel=1e-14) and got_ratio == pytest.approx(0.6735236, abs=1e-7)
+    est = DecisionTreeClassifier(criterion="gain_ratio").fit(xs[:, None], ys, sample_weight=ws)
+    assert est.tree_.threshold[0] == 1.5
+    np.testing.assert_array_equal(est.tree_.value, [[2, 3], [2, 0], [0, 3]])
+
+
+def test_weighted_gain_ratio_is_the_plain_c45_reference():
+    # the root of a weighted C4.5 stump: each feature's threshold, gain and ratio as the plain reference computes
+    # them, and the feature chosen by C4.5's rule (best ratio among gains >= the mean gain)
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(40, 3)), 1)
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.7, size=40) > 0).astype(int)
+    w = rng.uniform(0.2, 4.0, size=40)
+    ref = [c45_reference(X[:, f], y, w, 2) for f in range(3)]
+    gains = [g for _, g, _ in ref if g > 0]
+    chosen = max((f for f in range(3) if ref[f][1] > 0 and ref[f][1] >= np.mean(gains) - 1e-3),
+                 key=lambda f: ref[f][2])
+    est = DecisionTreeClassifier(criterion="gain_ratio", max_depth=1, random_state=0).fit(X, y, sample_weight=w)
+    assert est.tree_.feature[0] == chosen
+    assert est.tree_.threshold[0] == pytest.approx(ref[chosen][0], abs=1e-6)
+    # the weights decide: the same rows unweighted (or weighted otherwise) are scored differently
+    unweighted = [c45_reference(X[:, f], y, np.ones(40), 2) for f in range(3)]
+    assert not np.allclose([r[2] for r in ref], [r[2] for r in unweighted])
+
+
+def test_weighted_gain_ratio_zero_weights_drop_rows_and_integer_weights_repeat_them():
+    X, y, _ = classification_data(n=200, seed=12)
+    X = np.round(X, 1)  # ties between values, so repeated and tied rows meet
+    counts = np.random.default_rng(3).integers(0, 4, size=len(y))
+    params = dict(criterion="gain_ratio", random_state=0, backend="cpu")
+    weighted = DecisionTreeClassifier(**params).fit(X, y, sample_weight=counts)
+    repeated = DecisionTreeClassifier(**params).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    assert weighted.tree_.n_nodes > 20
+    # the same tree: tests, children and class counts (n_node_samples count rows, so they differ by design)
+    for name in ("feature", "threshold", "left", "right", "value"):
+        np.testing.assert_array_equal(getattr(weighted.tree_, name), getattr(repeated.tree_, name))
+    kept = counts > 0
+    dropped = DecisionTreeClassifier(**params).fit(X[kept], y[kept], sample_weight=counts[kept])
+    assert weighted.tree_.equals(dropped.tree_)
+    # pruned too: C4.5's pessimistic pruning reads the weighted class counts
+    pruned = [DecisionTreeClassifier(pruning="pessimistic", **params).fit(*data, **kw).tree_ for data, kw in
+              (((X, y), dict(sample_weight=counts)), ((np.repeat(X, counts, axis=0), np.repeat(y, counts)), {}))]
+    for name in ("feature", "threshold", "left", "right", "value"):
+        np.testing.assert_array_equal(getattr(pruned[0], name), getattr(pruned[1], name))
+
+
+def test_unit_weights_grow_the_unweighted_gain_ratio_tree():
+    X, y, _ = classification_data(n=200, seed=13)
+    X = np.nan_to_num(X)
+    plain = DecisionTreeClassifier(criterion="gain_ratio", random_state=0).fit(X, y)
+    ones = DecisionTreeClassifier(criterion="gain_ratio", random_state=0).fit(X, y, sample_weight=np.ones(len(y)))
+    assert plain.tree_.equals(ones.tree_)
+    # weights of 1 and 1 + 2**-30 (not all 1: the weighted scans run) give the unweighted tree's tests
+    near = DecisionTreeClassifier(criterion="gain_ratio", random_state=0).fit(
+        X, y, sample_weight=1.0 + (np.arange(len(y)) % 2) * 2.0**-30)
+    assert same_tree(near.tree_, plain.tree_, value_rtol=1e-6)
