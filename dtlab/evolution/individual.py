@@ -324,12 +324,12 @@ def center_thresholds(ind: Individual, X: np.ndarray) -> Individual:
     on unseen data.  One pass over ``X`` (n_samples, n_features); the training
     predictions do not change.  Returns a new individual with the same statistics.
     """
-    from ._cpu import _margins
+    from ._sparse import margins
 
     below = np.full(ind.n_nodes, -np.inf)
     above = np.full(ind.n_nodes, np.inf)
     missing_left = np.ones(ind.n_nodes, np.bool_)  # unused: training data are finite
-    _margins(X, ind.feature, ind.threshold, ind.left, ind.right, missing_left, below, above)
+    margins(X, ind.feature, ind.threshold, ind.left, ind.right, missing_left, below, above)
     threshold = ind.threshold.copy()
     inner = (ind.left != -1) & np.isfinite(below) & np.isfinite(above)
     middle = below[inner] / 2 + above[inner] / 2

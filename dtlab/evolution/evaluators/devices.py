@@ -125,7 +125,7 @@ class PoolEvaluator:
     serialize = False
 
     def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, n_devices: int | None = 1):
-        X, y = check_data(X, y, n_classes)
+        X, y = self._check_data(X, y, n_classes)
         self._X = X  # the host's rows, for the dipoles' feature values (no copy)
         self.n_samples, self.n_features = X.shape
         self.n_classes = int(n_classes)
@@ -141,6 +141,10 @@ class PoolEvaluator:
         except BaseException:
             self._pool.close()
             raise
+
+    def _check_data(self, X, y, n_classes: int):
+        """The validated ``(X, y)`` the shards are cut from (a sparse evaluator keeps ``X`` in CSR)."""
+        return check_data(X, y, n_classes)
 
     def _plan(self, X: np.ndarray, n_devices: int | None) -> int:
         """Number of shards; warns when the workers outnumber the cores, refuses data the host cannot copy."""
