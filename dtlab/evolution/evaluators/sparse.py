@@ -53,12 +53,14 @@ def check_sparse_data(X, y, n_classes: int):
     return X, np.ascontiguousarray(y, dtype=np.int32)
 
 
-def evaluate_csr(X, y, row_offset: int, work: BatchWork, n_classes: int, n_blocks: int = 1) -> LeafStats:
-    """Statistics of every leaf of ``work.forest`` over the rows of canonical CSR ``X`` (global ids from ``row_offset``)."""
+def evaluate_csr(X, y, row_offset: int, work: BatchWork, n_classes: int, n_blocks: int = 1,
+                 scatter: bool = SCATTER) -> LeafStats:
+    """Statistics of every leaf of ``work.forest`` over the rows of canonical CSR ``X`` (global ids from ``row_offset``),
+    in ``n_blocks`` row blocks (numba threads when more than one), values read as ``scatter`` says (:mod:`._sparse_cpu`)."""
     forest = work.forest
     stats = LeafStats.empty(forest.n_nodes, n_classes)
     kernel = _evaluate_csr_serial if n_blocks == 1 else _evaluate_csr_parallel
-    kernel(csr_arrays(X), y, np.int64(0), np.int64(X.shape[0]), np.int64(row_offset), work.seed, SCATTER,
+    kernel(csr_arrays(X), y, np.int64(0), np.int64(X.shape[0]), np.int64(row_offset), work.seed, scatter,
            np.int64(X.shape[1]), forest.node_offset, forest.feature, forest.threshold, forest.left, forest.right,
            forest.missing_left, work.salts, np.int64(n_blocks), stats.counts, stats.cand_hash, stats.cand_row)
     return stats
