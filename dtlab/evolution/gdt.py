@@ -395,5 +395,5 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan, tags.input_tags.sparse = False, True  # scipy.sparse: CSR, CSC converted
         return tags

@@ -179,3 +179,22 @@ def test_cuda_fit_on_csr_gives_the_cpu_tree():
     cpu = GDTClassifier(**tiny, random_state=1).fit(X, y)
     gpu = GDTClassifier(**tiny, random_state=1, backend="cuda", n_devices=2).fit(sp.csr_matrix(X), y)
     assert same_tree(gpu, cpu)
+
+
+def test_checkpoint_resume_and_cv_size_alpha_on_sparse_input(tmp_path):
+    """A sparse run saved part-way resumes to the uninterrupted tree; other sparse data are refused; the
+    cross-validated size weight (folds are CSR row selections) chooses as on dense data."""
+    X, y = sparse_chess(200, 1)
+    Xs = sp.csr_matrix(X)
+    full = GDTClassifier(**SMALL, random_state=0).fit(Xs, y)
+    GDTClassifier(**dict(SMALL, max_generations=5), random_state=0, checkpoint=tmp_path).fit(Xs, y)
+    resumed = GDTClassifier(**SMALL, random_state=0, checkpoint=tmp_path).fit(Xs, y)
+    assert same_tree(resumed, full)
+    other = Xs.copy()
+    other.data[0] += 1
+    with pytest.raises(ValueError, match="made on other training data"):
+        GDTClassifier(**SMALL, random_state=0, checkpoint=tmp_path).fit(other, y)
+    cv = dict(SMALL, max_generations=6)
+    sparse_cv = GDTClassifier(**cv, size_alpha="cv", size_cv=2, random_state=0).fit(Xs, y)
+    dense_cv = GDTClassifier(**cv, size_alpha="cv", size_cv=2, random_state=0).fit(X, y)
+    assert sparse_cv.size_alpha_ == dense_cv.size_alpha_ and same_tree(sparse_cv, dense_cv)

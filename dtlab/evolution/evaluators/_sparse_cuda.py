@@ -116,7 +116,8 @@ class SparseCudaShard:
             ("node_salt", np.repeat(work.salts, np.diff(f.node_offset))))}
         n_row_blocks = int(max(1, min(-(-self.n_rows // self.tpb), -(-self._blocks_wanted // f.n_trees))))
         shape = (n_row_blocks, n_nodes, n_classes)
-        parts = (xp.zeros(shape, np.int32), xp.full(shape, EMPTY_HASH, np.uint64), xp.full(shape, EMPTY_HASH, np.uint64))
+        parts = (xp.zeros(shape, np.int32), xp.full(shape, EMPTY_HASH, np.uint64),
+                 xp.full(shape, EMPTY_HASH, np.uint64))
         counts = xp.empty((n_nodes, n_classes), np.int64)
         cand_hash = xp.empty((n_nodes, n_classes, 2), np.uint64)
         cand_row = xp.empty((n_nodes, n_classes, 2), np.int64)

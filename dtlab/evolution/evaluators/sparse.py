@@ -55,8 +55,11 @@ def check_sparse_data(X, y, n_classes: int):
 
 def evaluate_csr(X, y, row_offset: int, work: BatchWork, n_classes: int, n_blocks: int = 1,
                  scatter: bool = SCATTER) -> LeafStats:
-    """Statistics of every leaf of ``work.forest`` over the rows of canonical CSR ``X`` (global ids from ``row_offset``),
-    in ``n_blocks`` row blocks (numba threads when more than one), values read as ``scatter`` says (:mod:`._sparse_cpu`)."""
+    """Statistics of every leaf of ``work.forest`` over the rows of canonical CSR ``X``.
+
+    Global row ids start at ``row_offset``; ``n_blocks`` row blocks (numba threads when more than one); values
+    read as ``scatter`` says (:mod:`._sparse_cpu`).
+    """
     forest = work.forest
     stats = LeafStats.empty(forest.n_nodes, n_classes)
     kernel = _evaluate_csr_serial if n_blocks == 1 else _evaluate_csr_parallel
@@ -151,7 +154,8 @@ class SparseCpuEvaluator:
         if n_devices is not None:
             self._pool = SparsePoolEvaluator(X, y, n_classes, n_devices)
             self.n_samples, self.n_features = self._pool.n_samples, self._pool.n_features
-            self.n_classes, self.n_devices, self.timings = self._pool.n_classes, self._pool.n_devices, self._pool.timings
+            self.n_classes, self.n_devices = self._pool.n_classes, self._pool.n_devices
+            self.timings = self._pool.timings
             return
         self.X, self.y = check_sparse_data(X, y, n_classes)
         self.n_samples, self.n_features = self.X.shape
