@@ -174,15 +174,9 @@ def feature_span(X) -> np.ndarray:
     return X.max(axis=0).astype(np.float64) - X.min(axis=0).astype(np.float64)
 
 
-def margins(X, feature, threshold, left, right, missing_left, below, above) -> None:
-    """:func:`._cpu._margins` for a dense ``X`` or a CSR matrix (walked in CSR, in place)."""
-    if is_sparse(X):
-        _margins_csr(csr_arrays(X), np.int64(X.shape[0]), feature, threshold, left, right, missing_left, below,
-                     above)
-        return
-    from ._cpu import _margins
-
-    _margins(X, feature, threshold, left, right, missing_left, below, above)
+def margins_csr(X, feature, threshold, left, right, missing_left, below, above) -> None:
+    """:func:`._cpu._margins` of a canonical CSR matrix, walked in CSR (``below`` and ``above`` in place)."""
+    _margins_csr(csr_arrays(X), np.int64(X.shape[0]), feature, threshold, left, right, missing_left, below, above)
 
 
 @numba.njit(cache=True, nogil=True)
