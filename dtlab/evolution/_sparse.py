@@ -112,9 +112,10 @@ def check_gdt_X(X: Any, n_features: int | None = None, min_samples: int = 1):
     Parameters
     ----------
     X : array-like or scipy.sparse matrix/array of shape (n_samples, n_features)
-        CSR is used as it is (sorted, duplicates summed, cast to float32); CSC
-        and the other sparse formats are converted to CSR (one pass over the
-        stored entries, never to a dense array).
+        A canonical CSR matrix (sorted indices, no duplicates) is read as it
+        is (its values cast to float32 where they are not); CSC and the other
+        sparse formats are converted to CSR (one pass over the stored
+        entries, never to a dense array), duplicates summed.
     n_features : int, optional
         Expected number of columns (the one seen in ``fit``).
     min_samples : int
@@ -143,13 +144,17 @@ def check_gdt_X(X: Any, n_features: int | None = None, min_samples: int = 1):
         raise ValueError(f"X has no columns (shape {X.shape}); at least one feature needed")
     if n_features is not None and n_cols != n_features:
         raise ValueError(f"X has {n_cols} features, but {n_features} were expected (the number seen during fit)")
-    csr = scipy.sparse.csr_matrix(X, dtype=np.float32, copy=True)  # CSC, COO, ... -> CSR; our own copy
-    csr.sum_duplicates()  # sorts the indices too (what csr_value's binary search needs)
-    if not np.isfinite(csr.data).all():
+    if X.format == "csr" and X.has_canonical_format:
+        csr = X  # read, never modified: no copy
+    else:  # CSC, COO, ... -> CSR (a conversion); duplicates summed in their own dtype, as toarray() sums them
+        csr = scipy.sparse.csr_matrix(X, copy=True)
+        csr.sum_duplicates()  # sorts the indices too (what csr_value's binary search needs)
+    data = csr.data.astype(np.float32, copy=False)  # then float32, as the dense path casts
+    if not np.isfinite(data).all():
         raise ValueError("X contains NaN or inf; this estimator needs finite values")
-    out = scipy.sparse.csr_matrix((csr.data, csr.indices.astype(np.int32), csr.indptr.astype(np.int64)),
-                                  shape=csr.shape, copy=False)
-    out.has_sorted_indices = True
+    out = scipy.sparse.csr_matrix((data, csr.indices.astype(np.int32, copy=False),
+                                   csr.indptr.astype(np.int64, copy=False)), shape=csr.shape, copy=False)
+    out.has_sorted_indices = out.has_canonical_format = True
     return out
 
 

@@ -64,7 +64,8 @@ def test_same_tree_on_cpu_workers_and_reference_evaluator():
 
 
 def test_csr_evaluator_counts_equal_the_reference_on_random_trees():
-    """Counts and drawn rows of every CSR kernel path (scatter and search, one and many row blocks, CPU workers)
+    """Counts and drawn rows of every CSR kernel path (dense blocks of any height and binary search, one and many
+    row blocks, CPU workers)
     equal the NumPy reference's on the dense matrix, over random data and random trees."""
     rng = np.random.default_rng(0)
     for trial in range(6):
@@ -76,10 +77,10 @@ def test_csr_evaluator_counts_equal_the_reference_on_random_trees():
         expected = NumpyEvaluator(X, y, n_classes).evaluate(batch, seed)
         work = BatchWork.prepare(batch, seed, X.shape[1], np.float32)
         csr = check_gdt_X(Xs)
-        for scatter in (True, False):
+        for scatter, rows_per_block in ((True, None), (True, 1), (True, 7), (False, None)):
             for n_blocks in (1, 3):
-                got = evaluate_csr(csr, y, 0, work, n_classes, n_blocks, scatter=scatter)
-                assert got.equals(expected), (trial, scatter, n_blocks)
+                got = evaluate_csr(csr, y, 0, work, n_classes, n_blocks, scatter, rows_per_block)
+                assert got.equals(expected), (trial, scatter, rows_per_block, n_blocks)
         for n_devices in (None, 2):
             ev = SparseCpuEvaluator(Xs, y, n_classes, n_devices=n_devices)
             try:
@@ -198,3 +199,43 @@ def test_checkpoint_resume_and_cv_size_alpha_on_sparse_input(tmp_path):
     sparse_cv = GDTClassifier(**cv, size_alpha="cv", size_cv=2, random_state=0).fit(Xs, y)
     dense_cv = GDTClassifier(**cv, size_alpha="cv", size_cv=2, random_state=0).fit(X, y)
     assert sparse_cv.size_alpha_ == dense_cv.size_alpha_ and same_tree(sparse_cv, dense_cv)
+
+
+def test_unsorted_and_duplicate_entries_read_as_toarray_reads_them():
+    """A CSR matrix with unsorted column indices and duplicate entries (summed, as ``toarray`` sums them) and a
+    COO matrix give the dense matrix's tree; the caller's matrix is left as it was."""
+    X, y = sparse_chess(200, 4)
+    coo = sp.coo_matrix(X)
+    rng = np.random.default_rng(0)
+    rows, cols, vals = (np.concatenate([a, a]) for a in (coo.row, coo.col, coo.data / 2))  # each entry twice
+    order = np.lexsort((rng.random(rows.size), rows))  # rows in order, columns shuffled within a row
+    messy = sp.csr_matrix((vals[order], cols[order], np.searchsorted(rows[order], np.arange(X.shape[0] + 1))),
+                          shape=X.shape)
+    assert not messy.has_canonical_format
+    np.testing.assert_array_equal(messy.toarray(), X)
+    before = messy.indices.copy()
+    dense = GDTClassifier(**SMALL, random_state=0).fit(X, y)
+    assert same_tree(GDTClassifier(**SMALL, random_state=0).fit(messy, y), dense)
+    assert same_tree(GDTClassifier(**SMALL, random_state=0).fit(sp.coo_matrix((vals, (rows, cols)), shape=X.shape),
+                                                                 y), dense)
+    np.testing.assert_array_equal(messy.indices, before)
+
+
+@pytest.mark.gpu
+def test_csr_cuda_evaluator_and_fit_equal_the_cpu_on_a_real_gpu():
+    """200,000 CSR rows at about 10% density, trees up to depth 9; then a seeded fit on the GPU and the CPU."""
+    from dtlab.evolution.evaluators.sparse import SparseCudaEvaluator
+
+    X, y = sparse_chess(200_000, 0, noise_attrs=20, keep=0.05)
+    Xs = sp.csr_matrix(X)
+    batch = pack(random_individuals(np.random.default_rng(0), X[:20_000], y[:20_000], 2, 40, max_depth=9))
+    expected = SparseCpuEvaluator(Xs, y, 2).evaluate(batch, 3)
+    ev = SparseCudaEvaluator(Xs, y, 2)
+    try:
+        assert ev.evaluate(batch, 3).equals(expected)
+    finally:
+        ev.close()
+    params = dict(population_size=20, max_generations=30, random_state=0)
+    cpu = GDTClassifier(**params, backend="cpu").fit(Xs[:20_000], y[:20_000])
+    gpu = GDTClassifier(**params, backend="cuda").fit(Xs[:20_000], y[:20_000])
+    assert same_tree(gpu, cpu)

@@ -25,12 +25,11 @@ import numpy as np
 from numba import cuda
 
 from ..._jit import compile_functions
-from ...backend import resolve_backend
 from ...gpu.kernels import declare_kernel, variants
 from ...gpu.launch import chunks, launch, limits
 from ...gpu.model import SECTOR, Work
 from .._sparse import compile_csr_walks, csr_arrays
-from ._cuda import SHARED_SLOTS, SIMULATOR_THREADS_PER_BLOCK, THREADS_PER_BLOCK, kernels
+from ._cuda import SHARED_SLOTS, SIMULATOR_THREADS_PER_BLOCK, THREADS_PER_BLOCK, kernels, use_device
 from .base import BatchWork, LeafStats
 from .draws import EMPTY_HASH, splitmix64
 
@@ -81,13 +80,8 @@ class SparseCudaShard:
 
     def __init__(self, X, y: np.ndarray, start: int, n_classes: int, device: int = 0,
                  threads_per_block: int | None = None):
-        backend = resolve_backend("cuda")
+        backend = use_device(device)
         self.simulated = backend.simulated
-        if not self.simulated:
-            import cupy
-
-            cuda.select_device(device)
-            cupy.cuda.Device(device).use()
         self.xp = backend.xp
         self.start, self.n_rows, self.n_classes = int(start), int(X.shape[0]), int(n_classes)
         self.tpb = threads_per_block or (SIMULATOR_THREADS_PER_BLOCK if self.simulated else THREADS_PER_BLOCK)

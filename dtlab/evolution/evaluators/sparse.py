@@ -29,7 +29,7 @@ import numpy as np
 
 from ...trees import PackedForest
 from .._sparse import check_gdt_X, csr_arrays
-from ._sparse_cpu import _evaluate_csr_parallel, _evaluate_csr_serial
+from ._sparse_cpu import _evaluate_csr_parallel, _evaluate_csr_serial, block_rows
 from .base import PHASES, BatchWork, LeafStats
 from .cuda import CudaEvaluator
 from .devices import PoolEvaluator
@@ -54,18 +54,21 @@ def check_sparse_data(X, y, n_classes: int):
 
 
 def evaluate_csr(X, y, row_offset: int, work: BatchWork, n_classes: int, n_blocks: int = 1,
-                 scatter: bool = SCATTER) -> LeafStats:
+                 scatter: bool = SCATTER, rows_per_block: int | None = None) -> LeafStats:
     """Statistics of every leaf of ``work.forest`` over the rows of canonical CSR ``X``.
 
     Global row ids start at ``row_offset``; ``n_blocks`` row blocks (numba threads when more than one); values
-    read as ``scatter`` says (:mod:`._sparse_cpu`).
+    read as ``scatter`` says, in dense blocks of ``rows_per_block`` rows (default
+    :func:`._sparse_cpu.block_rows`).
     """
-    forest = work.forest
+    forest, m = work.forest, work.masks
     stats = LeafStats.empty(forest.n_nodes, n_classes)
     kernel = _evaluate_csr_serial if n_blocks == 1 else _evaluate_csr_parallel
     kernel(csr_arrays(X), y, np.int64(0), np.int64(X.shape[0]), np.int64(row_offset), work.seed, scatter,
-           np.int64(X.shape[1]), forest.node_offset, forest.feature, forest.threshold, forest.left, forest.right,
-           forest.missing_left, work.salts, np.int64(n_blocks), stats.counts, stats.cand_hash, stats.cand_row)
+           np.int64(X.shape[1]), np.int64(rows_per_block or block_rows(X.shape[1])), forest.node_offset,
+           forest.feature, forest.threshold, forest.left, forest.right, forest.missing_left, work.salts, m.masked,
+           m.test_offset, m.test_feature, m.test_threshold, m.test_mask, m.leaf_offset, m.leaf_node,
+           np.int64(n_blocks), stats.counts, stats.cand_hash, stats.cand_row)
     return stats
 
 
