@@ -55,6 +55,7 @@ def test_same_seeded_tree_on_csr_csc_sparse_array_and_dense(seed):
         assert fit.history_["best_fitness"].tolist() == dense.history_["best_fitness"].tolist()
 
 
+@pytest.mark.filterwarnings("ignore:n_devices=3 CPU workers:UserWarning")  # more workers than this machine's cores
 def test_same_tree_on_cpu_workers_and_reference_evaluator():
     X, y = sparse_chess(300, 5)
     dense = GDTClassifier(**SMALL, random_state=3).fit(X, y)

@@ -21,9 +21,9 @@ How the rows' values are read while the trees are walked (``scatter``):
 
 Chosen by measurement (20,000 rows of Chess3x3 with 98 noise attributes at
 5% density, 50 random trees of depth up to 5, one thread, medians of 7):
-binary search 0.30 s, a per-row dense buffer walked tree by tree 0.14 s,
-the dense blocks RESULT_BLOCKS, the dense evaluator on ``X.toarray()``
-0.011 s.  The CUDA kernel searches (a GPU thread has no room for a dense row).
+binary search 0.31 s, a per-row dense buffer walked tree by tree 0.14 s,
+the dense blocks 0.0111 s (0.0102-0.0114), the dense evaluator on
+``X.toarray()`` 0.0109 s (0.0100-0.0112).  The CUDA kernel searches (a GPU thread has no room for a dense row).
 """
 
 from __future__ import annotations

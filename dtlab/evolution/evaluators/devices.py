@@ -146,6 +146,11 @@ class PoolEvaluator:
         """The validated ``(X, y)`` the shards are cut from (a sparse evaluator keeps ``X`` in CSR)."""
         return check_data(X, y, n_classes)
 
+    @staticmethod
+    def _row_bytes(X) -> int:
+        """Bytes a device's shard takes per row: the row's values and its label."""
+        return X.shape[1] * X.itemsize + 4
+
     def _plan(self, X: np.ndarray, n_devices: int | None) -> int:
         """Number of shards; warns when the workers outnumber the cores, refuses data the host cannot copy."""
         from ...backend import resolve_backend
@@ -157,7 +162,7 @@ class PoolEvaluator:
             warnings.warn(f"n_devices={n_devices} CPU workers on a machine with {cores} cores: the workers share "
                           "cores, so the device count no longer measures parallel hardware", UserWarning, stacklevel=4)
         # the workers' transposed shards are one more copy of the data in host memory
-        cpu.check_fits(X.nbytes + 4 * X.shape[0], "the CPU workers' shards (a transposed copy of the data)")
+        cpu.check_fits(self._row_bytes(X) * X.shape[0], "the CPU workers' shards (a transposed copy of the data)")
         return min(n_devices, self.n_samples)
 
     def _make_shard(self, i: int, X: np.ndarray, y: np.ndarray):

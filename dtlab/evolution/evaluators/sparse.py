@@ -100,20 +100,13 @@ class _SparseRows:
         return self._X[np.asarray(row_ids)].toarray().astype(np.float64)
 
     @staticmethod
-    def _shard_bytes(X) -> int:
+    def _row_bytes(X) -> int:
         """Bytes per row of a CSR shard on average (values, column indices, row pointer, label)."""
         return int(-(-(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) // max(X.shape[0], 1))) + 4
 
 
 class SparsePoolEvaluator(_SparseRows, PoolEvaluator):
     """CPU workers as devices over CSR row shards (``backend="cpu"``, ``n_devices=k``)."""
-
-    def _plan(self, X, n_devices: int | None) -> int:
-        from ...backend import resolve_backend
-
-        n_devices = 1 if n_devices is None else int(n_devices)
-        resolve_backend("cpu").check_fits(self._shard_bytes(X) * X.shape[0], "the CPU workers' CSR shards")
-        return min(n_devices, self.n_samples)
 
     def _make_shard(self, i: int, X, y: np.ndarray):
         a, b = self.bounds[i]
@@ -122,15 +115,6 @@ class SparsePoolEvaluator(_SparseRows, PoolEvaluator):
 
 class SparseCudaEvaluator(_SparseRows, CudaEvaluator):
     """GPUs (simulated devices under numba's simulator) over CSR row shards (``backend="cuda"``)."""
-
-    def _plan(self, X, n_devices: int | None) -> int:
-        from ...distributed import plan_shards
-        from .cuda import WORK_BYTES
-
-        kind = "simulated GPU" if self._backend.simulated else "GPU"
-        return plan_shards(self.n_samples, self._shard_bytes(X), self.device_free_bytes(), n_devices,
-                           fixed_bytes=0 if self._backend.simulated else WORK_BYTES, what="the CSR training data",
-                           kind=kind)
 
     def _make_shard(self, i: int, X, y: np.ndarray):
         from ._sparse_cuda import SparseCudaShard
