@@ -26,6 +26,7 @@ import numpy as np
 
 from ..trees.walk import cpu_walks
 from ._choices import _choice_cdf, _choose_two, _ranked_pick
+from ._sparse import cell, n_columns
 from .evaluators._cpu import offer_candidate
 from .evaluators.draws import EMPTY_HASH
 
@@ -154,17 +155,17 @@ def _prune(arena, top, start, size, node):
 @numba.njit(**_NJIT)
 def _dipole_test(rng, X, row_a, row_b):
     """:func:`.operators.dipole_test` of rows ``row_a`` and ``row_b``: ``(found, feature, threshold)``."""
-    n_features = X.shape[1]
+    n_features = n_columns(X)  # X: a dense array or a CSR tuple (._sparse)
     differ = np.empty(n_features, np.int64)
     k = 0
     for f in range(n_features):
-        if X[row_a, f] != X[row_b, f]:
+        if cell(X, row_a, f) != cell(X, row_b, f):
             differ[k] = f
             k += 1
     if k == 0:
         return False, 0, 0.0
     f = differ[rng.integers(0, k)]
-    a, b = np.float64(X[row_a, f]), np.float64(X[row_b, f])
+    a, b = np.float64(cell(X, row_a, f)), np.float64(cell(X, row_b, f))
     lo, hi = (a, b) if a < b else (b, a)
     t = lo + rng.random() * (hi - lo)
     if not lo <= t < hi:  # rounding reached hi: the separating threshold closest to it is lo

@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from . import breeding, fused
+from ._sparse import dense_samples
 from .evaluators import Evaluator
 from .front import Front
 from .operators import OperatorContext, initial_population
@@ -144,8 +145,10 @@ def initial_state(X: np.ndarray, y: np.ndarray, n_classes: int, evaluator: Evalu
                   rng: np.random.Generator) -> RunState:
     """Grow and evaluate the initial population (generation 0)."""
     start = time.perf_counter()
-    individuals = initial_population(X, y, n_classes, params.population_size, params.init_sample_fraction,
-                                     params.init_max_samples, params.init_max_depth, params.min_samples_split, rng)
+    # a sparse X: only each initial tree's sample of rows is made dense
+    individuals = initial_population(dense_samples(X), y, n_classes, params.population_size,
+                                     params.init_sample_fraction, params.init_max_samples, params.init_max_depth,
+                                     params.min_samples_split, rng)
     population = Population.from_individuals(individuals)
     front = Front()
     population, n_eval, next_ident = breeding.evaluate(population, evaluator, params.alpha, rng, params.local_pruning,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from .algorithm import RunState
 from .front import Front
@@ -37,7 +38,8 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     """A BLAKE2 digest of the training data (shape, dtype and bytes), to refuse resuming on other data."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(repr((X.shape, str(X.dtype), y.shape, str(y.dtype))).encode())
-    digest.update(np.ascontiguousarray(X).data)
+    for part in (X.indptr, X.indices, X.data) if scipy.sparse.issparse(X) else (X,):  # CSR: its arrays
+        digest.update(np.ascontiguousarray(part).data)
     digest.update(np.ascontiguousarray(y).data)
     return digest.hexdigest()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._sparse import tree_call
 from .individual import Individual
 from .population import Population
 
@@ -163,7 +164,7 @@ def cv_size_alpha(estimator, X: np.ndarray, y: np.ndarray, cv: int, seed: Any) -
     for fold, X_test, y_test in fronts:
         nodes = np.array([t.n_nodes for t in fold.front_])
         train_acc = np.array([float(t.metadata["training_accuracy"]) for t in fold.front_])
-        test_acc = np.array([float(np.mean(t.predict(X_test, backend="cpu") == y_test)) for t in fold.front_])
+        test_acc = np.array([float(np.mean(tree_call(t, "predict", X_test) == y_test)) for t in fold.front_])
         scores += test_acc[[choose(nodes, train_acc, a) for a in alphas]] / len(fronts)
     best = int(np.flatnonzero(scores >= scores.max() - 1e-12)[-1])
     return float(alphas[best]), {"alphas": alphas.tolist(), "scores": scores.tolist(), "folds": cv}

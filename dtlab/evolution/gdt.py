@@ -22,9 +22,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_int, check_sklearn_input_shape, check_X, encode_labels, fit_target
+from .._validation import check_int, check_sklearn_input_shape, encode_labels, fit_target
 from ..backend import thread_scope
 from . import checkpoint as ckpt
+from ._sparse import check_gdt_X, tree_call
 from .algorithm import EvolutionParams, RunState, initial_state
 from .defaults import default
 from .evaluators import check_executor, make_evaluator, resolve_evaluator
@@ -257,7 +258,7 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
         return out
 
     def fit(self, X: Any, y: Any) -> "GDTClassifier":
-        """Evolve a tree on ``X`` (n_samples, n_features) and ``y`` (n_samples,).
+        """Evolve a tree on ``X`` (n_samples, n_features; scipy.sparse CSR kept, CSC converted to CSR) and ``y``.
 
         Raises
         ------
@@ -295,7 +296,7 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
         check_executor(self.executor)
         check_sklearn_input_shape(X)
         remember_feature_names(self, X)
-        X = check_X(X, dtype=np.float32)
+        X = check_gdt_X(X)  # float32 array, or CSR (never densified) for scipy.sparse input
         y = np.asarray(fit_target(y, X.shape[0], self))
         check_classification_targets(y)  # "Unknown label type: continuous" for non-integer floats
         if X.shape[0] < params.min_samples_split:
@@ -372,27 +373,27 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"X has {n_features} features, but GDTClassifier is expecting {self.n_features_in_} "
                              "features as input (the number seen during fit)")
         # float32 as in fit, so a test value compares with a threshold exactly as in training
-        return check_X(X, dtype=np.float32, n_features=self.n_features_in_, min_samples=0)
+        return check_gdt_X(X, n_features=self.n_features_in_, min_samples=0)
 
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf of ``tree_`` each row reaches, int32 of shape (n_samples,)."""
         X = self._check_predict_input(X)
         with thread_scope(self.n_jobs):
-            return self.tree_.apply(X, backend="cpu")
+            return tree_call(self.tree_, "apply", X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class frequencies of the reached leaf, float64 of shape (n_samples, n_classes)."""
         X = self._check_predict_input(X)
         with thread_scope(self.n_jobs):
-            return self.tree_.predict_proba(X, backend="cpu")
+            return tree_call(self.tree_, "predict_proba", X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Majority training class of the reached leaf, shape (n_samples,), labels as in ``classes_``."""
         X = self._check_predict_input(X)
         with thread_scope(self.n_jobs):
-            return self.tree_.predict(X, backend="cpu")
+            return tree_call(self.tree_, "predict", X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan, tags.input_tags.sparse = False, True  # scipy.sparse: CSR, CSC converted
         return tags

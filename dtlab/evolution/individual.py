@@ -325,11 +325,13 @@ def center_thresholds(ind: Individual, X: np.ndarray) -> Individual:
     predictions do not change.  Returns a new individual with the same statistics.
     """
     from ._cpu import _margins
+    from ._sparse import is_sparse, margins_csr
 
     below = np.full(ind.n_nodes, -np.inf)
     above = np.full(ind.n_nodes, np.inf)
     missing_left = np.ones(ind.n_nodes, np.bool_)  # unused: training data are finite
-    _margins(X, ind.feature, ind.threshold, ind.left, ind.right, missing_left, below, above)
+    (margins_csr if is_sparse(X) else _margins)(X, ind.feature, ind.threshold, ind.left, ind.right, missing_left,
+                                                below, above)
     threshold = ind.threshold.copy()
     inner = (ind.left != -1) & np.isfinite(below) & np.isfinite(above)
     middle = below[inner] / 2 + above[inner] / 2

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..callbacks import ProgressBar, run_callbacks
 from . import checkpoint as ckpt
+from ._sparse import feature_span, numba_rows
 from .algorithm import EvolutionParams, RunState, run
 from .operators import OperatorContext
 
@@ -34,10 +35,10 @@ def evolve(state: RunState, X: np.ndarray, evaluator, params: EvolutionParams, *
     checkpoint : folder, or None for no checkpoints
     search_params, fingerprint : what the checkpoint records to refuse resuming another run
     """
-    span = X.max(axis=0).astype(np.float64) - X.min(axis=0).astype(np.float64)
-    ctx = OperatorContext(rng=state.rng, fetch_rows=evaluator.rows, feature_span=span, n_samples=X.shape[0],
+    # a sparse X reaches the compiled operators as a CSR tuple (._sparse), never densified
+    ctx = OperatorContext(rng=state.rng, fetch_rows=evaluator.rows, feature_span=feature_span(X), n_samples=X.shape[0],
                           variant_p=params.variant_p, max_depth=params.max_depth,
-                          ranking_pressure=params.ranking_pressure, X=X)
+                          ranking_pressure=params.ranking_pressure, X=numba_rows(X))
 
     def save():
         if checkpoint is not None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import scipy.sparse
+
 from ...distributed.executors import EXECUTORS, check_executor
 from .base import Evaluator, LeafStats, check_data, merge_stats
 from .cpu import CpuEvaluator
@@ -97,6 +99,10 @@ def make_evaluator(key: tuple[str, str], X, y, n_classes: int, n_devices: int | 
     With a Dask executor the workers run the batched kernels of ``key``'s
     backend on their shards (:class:`~dtlab.evolution.evaluators.dask.DaskEvaluator`).
     """
+    if scipy.sparse.issparse(X):  # CSR evaluators (.sparse): the data are never densified
+        from .sparse import sparse_evaluator
+
+        return sparse_evaluator(key, X, y, n_classes, n_devices, executor)
     if check_executor(executor) == "local":
         return EVALUATORS[key](X, y, n_classes, n_devices=n_devices)
     if key[1] != "batched" or key[0] not in ("cpu", "cuda"):

@@ -203,6 +203,17 @@ def kernels(tpb: int, shared_slots: int):
     return fitness_pre, fitness_post
 
 
+def use_device(device: int):
+    """The CUDA backend, with GPU ``device`` made current on the calling thread for numba and cupy (a real GPU)."""
+    backend = resolve_backend("cuda")
+    if not backend.simulated:
+        import cupy
+
+        cuda.select_device(device)
+        cupy.cuda.Device(device).use()
+    return backend
+
+
 class CudaShard:
     """One GPU's shard (cupy arrays; NumPy under the simulator) and the launches of one evaluation.
 
@@ -225,13 +236,8 @@ class CudaShard:
 
     def __init__(self, Xt: np.ndarray, y: np.ndarray, start: int, n_classes: int, device: int = 0,
                  leaf_search: str = "auto", threads_per_block: int | None = None, shared_slots: int | None = None):
-        backend = resolve_backend("cuda")
+        backend = use_device(device)
         self.simulated = backend.simulated
-        if not self.simulated:
-            import cupy
-
-            cuda.select_device(device)
-            cupy.cuda.Device(device).use()
         self.xp = backend.xp
         self.device = device
         self.start, self.n_rows, self.n_classes = int(start), int(len(y)), int(n_classes)

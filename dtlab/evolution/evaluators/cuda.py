@@ -100,7 +100,7 @@ class CudaEvaluator(PoolEvaluator):
 
     def _plan(self, X: np.ndarray, n_devices: int | None) -> int:
         kind = "simulated GPU" if self._backend.simulated else "GPU"
-        return plan_shards(self.n_samples, X.shape[1] * X.itemsize + 4, self.device_free_bytes(), n_devices,
+        return plan_shards(self.n_samples, self._row_bytes(X), self.device_free_bytes(), n_devices,
                            fixed_bytes=0 if self._backend.simulated else WORK_BYTES, what="the training data",
                            kind=kind)
 

@@ -125,7 +125,7 @@ class PoolEvaluator:
     serialize = False
 
     def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, n_devices: int | None = 1):
-        X, y = check_data(X, y, n_classes)
+        X, y = self._check_data(X, y, n_classes)
         self._X = X  # the host's rows, for the dipoles' feature values (no copy)
         self.n_samples, self.n_features = X.shape
         self.n_classes = int(n_classes)
@@ -142,6 +142,15 @@ class PoolEvaluator:
             self._pool.close()
             raise
 
+    def _check_data(self, X, y, n_classes: int):
+        """The validated ``(X, y)`` the shards are cut from (a sparse evaluator keeps ``X`` in CSR)."""
+        return check_data(X, y, n_classes)
+
+    @staticmethod
+    def _row_bytes(X) -> int:
+        """Bytes a device's shard takes per row: the row's values and its label."""
+        return X.shape[1] * X.itemsize + 4
+
     def _plan(self, X: np.ndarray, n_devices: int | None) -> int:
         """Number of shards; warns when the workers outnumber the cores, refuses data the host cannot copy."""
         from ...backend import resolve_backend
@@ -153,7 +162,7 @@ class PoolEvaluator:
             warnings.warn(f"n_devices={n_devices} CPU workers on a machine with {cores} cores: the workers share "
                           "cores, so the device count no longer measures parallel hardware", UserWarning, stacklevel=4)
         # the workers' transposed shards are one more copy of the data in host memory
-        cpu.check_fits(X.nbytes + 4 * X.shape[0], "the CPU workers' shards (a transposed copy of the data)")
+        cpu.check_fits(self._row_bytes(X) * X.shape[0], "the CPU workers' shards (a transposed copy of the data)")
         return min(n_devices, self.n_samples)
 
     def _make_shard(self, i: int, X: np.ndarray, y: np.ndarray):
