@@ -1,7 +1,8 @@
 """CPU kernel of :func:`dtlab.trees.leaves.apply`: the shared walk inlined in a ``prange`` loop over rows.
 
-Edits to :mod:`dtlab.trees.walk` need this module's numba cache
-(``__pycache__/*.nbi, *.nbc``) deleted: the walk is inlined here.
+The walk of :mod:`dtlab.trees.walk` is inlined here; numba's cache folder
+follows every source file of dtlab (:mod:`dtlab._numba_cache`), so an edit
+there compiles this module again.
 """
 
 from __future__ import annotations

@@ -171,8 +171,8 @@ def forest_masks(forest, dtype=np.float64) -> ForestMasks:
 
 
 # inline="always": called per tree and chunk from the evaluation kernels.  Those are cached
-# (cache=True) and numba keys a cache on the caller's source file only, so after editing this
-# function delete the callers' __pycache__/*.nbi *.nbc files.
+# (cache=True); numba keys a cache on the caller's source file only, which is why the cache
+# folder follows all of dtlab's sources (dtlab/_numba_cache.py).
 @numba.njit(nogil=True, inline="always")
 def masked_leaves(Xt, start, stop, t, test_offset, test_feature, test_threshold, test_mask,
                   leaf_offset, leaf_node, bits, out):
