@@ -34,9 +34,10 @@ from typing import Callable, Iterable, Mapping
 #: The options of every numba CPU kernel of the project (``numba.njit(**NJIT)``; ``parallel=True`` added
 #: where a kernel has ``prange`` loops).  ``error_model="numpy"``: a float division by zero gives inf
 #: instead of raising, so divisions carry no per-element check and loops over them vectorise (no kernel
-#: divides by zero where it matters: every side of a candidate split is non-empty).  ``cache=True``: numba keys
-#: each cached function on its own file only, so the cache folder is keyed on all of dtlab's sources
-#: (:mod:`dtlab._numba_cache`): an edited callee never leaves a stale caller.  ``nogil=True``: kernels run on several host threads at once.
+#: divides by zero where it matters: every side of a candidate split is non-empty).  ``cache=True``: numba
+#: keys each cached function on its own file only, so the cache folder is keyed on all of dtlab's sources
+#: (:mod:`dtlab._numba_cache`): an edited callee never leaves a stale caller.  ``nogil=True``: kernels run on
+#: several host threads at once.
 NJIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
