@@ -145,18 +145,20 @@ def plot_latency(result: dict):
     fig, axes = new_figure(len(cases), 2, figsize=(11, 3.6 * len(cases)), squeeze=False)
     for row, case in zip(axes, cases):
         batches = result["cases"][case]["batches"]
-        sizes = [int(b) for b in batches]
+        sizes = sorted(int(b) for b in batches)  # numerically: results.json stores the keys sorted as text
         for ax, mode in zip(row, modes):
             names = list(batches[str(sizes[0])][mode])
             for k, name in enumerate(names):
                 color = _contender_color(name, k)
+                marker = "osD^v"[k % 5]  # the peers share greys: their markers tell them apart
                 for q, style in (("p50", "-"), ("p99", ":")):
-                    ax.loglog(sizes, [batches[str(b)][mode][name][q] * 1e6 for b in sizes], style, marker="o",
+                    ax.loglog(sizes, [batches[str(b)][mode][name][q] * 1e6 for b in sizes], style, marker=marker,
                               color=color, label=f"{name} {q}")
             ax.set(xlabel="rows per call", ylabel="microseconds per call",
                    title=f"{case}, {mode.replace('_', ' ')}")
             ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].legend(fontsize=6, ncol=2)
+    for row in axes:  # each case has its own peers (XGBoost's on its model, LightGBM's on its own)
+        row[0].legend(fontsize=6, ncol=2)
     return fig
 
 
