@@ -71,13 +71,13 @@ _csr_find_leaf, _csr_record_margins = _walks["find_leaf"], _walks["record_margin
 
 # ---------------------------------------------------------------- one operator for both layouts
 def cell(X, row, f):
-    """``X[row, f]`` of a dense array or of a :func:`numba_rows` CSR tuple (numba only)."""
-    raise NotImplementedError("cell is compiled by numba (see its overload)")
+    """``X[row, f]`` of a dense array or of a :func:`numba_rows` CSR tuple (in numba: its overload)."""
+    return csr_value(X, row, f) if isinstance(X, tuple) else X[row, f]
 
 
 def n_columns(X):
-    """Number of features of a dense array or of a :func:`numba_rows` CSR tuple (numba only)."""
-    raise NotImplementedError("n_columns is compiled by numba (see its overload)")
+    """Number of features of a dense array or of a :func:`numba_rows` CSR tuple (in numba: its overload)."""
+    return X[3] if isinstance(X, tuple) else X.shape[1]
 
 
 @overload(cell)
