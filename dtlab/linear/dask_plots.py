@@ -36,7 +36,8 @@ def dask_ml_captions(results: dict[str, Any]) -> dict[str, str]:
         return {}
     parts = []
     for name, entry in sets.items():
-        runs = "; ".join(f"{k} {r['median']:.2f} s, f = {r['objective']:.6g}" if r.get("seconds") else
+        runs = "; ".join(f"{k} {r['median']:.2f} s ({len(r['seconds'])} run{'s' * (len(r['seconds']) > 1)}), "
+                         f"f = {r['objective']:.6g}" if r.get("seconds") else
                          f"{k}: {r.get('error', 'not run')}" for k, r in entry["runs"].items())
         g = entry.get("goal")
         verdict = "" if not g else " Goal (faster than dask-ml at equal or lower objective): " + "; ".join(
@@ -46,5 +47,7 @@ def dask_ml_captions(results: dict[str, Any]) -> dict[str, str]:
         parts.append(f"{name} ({entry['rows']:,} x {entry['n_features']:,}): {runs}.{verdict}")
     return {"linear_dask": "TRON on a Dask LocalCluster (2 worker processes x 1 thread) against dask-ml's "
                            "LogisticRegression (same C, no intercept, no normalisation; sparse rows as CSR blocks "
-                           "for dtlab, pydata sparse COO blocks for dask-ml; objective in LIBLINEAR's form): "
+                           "for dtlab, pydata sparse COO blocks for dask-ml; objective in LIBLINEAR's form; median of "
+                           f"up to {results.get('repeats', 5)} alternating fits after an untimed max_iter=1 fit, a fit "
+                           f"slower than {results.get('slow_seconds', 60):g} s timed once): "
                            + " ".join(parts)}

@@ -1,0 +1,59 @@
+"""The Dask benchmark's bookkeeping (no cluster): warm-up, alternation, the slow-contender rule, the goal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+from dtlab.linear import dask_experiments as de
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = scipy.sparse.random(40, 5, density=0.5, random_state=1, format="csr")
+    return X, np.where(rng.random(40) > 0.5, 1.0, -1.0)
+
+
+def _recording(calls, name, w):
+    def fit(max_iter=None):
+        calls.append((name, max_iter))
+        return w
+    return fit
+
+
+def test_alternate_warms_up_once_then_alternates(data):
+    X, y = data
+    calls = []
+    w = np.zeros(5)
+    runs = de._alternate({"a": _recording(calls, "a", w), "b": _recording(calls, "b", w)}, 3, X, y, 1.0)
+    assert calls[:2] == [("a", 1), ("b", 1)]  # the untimed warm-up, max_iter=1
+    assert calls[2:] == [("a", None), ("b", None)] * 3  # then alternating full fits
+    for r in runs.values():
+        assert len(r["seconds"]) == 3 and r["median"] == sorted(r["seconds"])[1]
+        assert r["objective"] == pytest.approx(40 * np.log(2.0))  # w = 0: C * n * log 2
+
+
+def test_slow_contender_is_timed_once_and_failures_are_reported(data, monkeypatch):
+    X, y = data
+    monkeypatch.setattr(de, "SLOW_S", -1.0)  # every fit counts as slow
+
+    def broken(max_iter=None):
+        raise ValueError("cannot fit this")
+    calls = []
+    runs = de._alternate({"slow": _recording(calls, "slow", np.zeros(5)), "broken": broken}, 4, X, y, 1.0)
+    assert len(runs["slow"]["seconds"]) == 1 and calls.count(("slow", None)) == 1
+    assert runs["broken"] == {"error": "ValueError: cannot fit this"}
+
+
+def test_goal_needs_the_objective_and_the_whole_spread():
+    peer = {"seconds": [5.0, 6.0], "median": 5.5, "objective": 10.0}
+    runs = {"dtlab TRON (tol 0.1)": {"seconds": [1.0, 1.2], "median": 1.1, "objective": 10.5},
+            "dtlab TRON (tol 0.01)": {"seconds": [2.0, 5.5], "median": 3.0, "objective": 9.9},
+            "dask-ml LogisticRegression (lbfgs)": peer}
+    verdict = de.goal({"runs": runs})["solvers"]["dask-ml LogisticRegression (lbfgs)"]
+    assert verdict["dtlab"] == "dtlab TRON (tol 0.01)"  # tol 0.1 does not reach the peer's objective
+    assert not verdict["met"]  # its slowest fit (5.5 s) is not under the peer's fastest (5.0 s)
+    runs["dtlab TRON (tol 0.01)"]["seconds"] = [2.0, 3.0]
+    assert de.goal({"runs": runs})["met"]
