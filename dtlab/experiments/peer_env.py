@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,10 @@ class WorkerError(RuntimeError):
     """The worker process failed a request (its traceback is in the message) or died."""
 
 
+class WorkerTimeout(WorkerError):
+    """The worker did not answer within the request's timeout; it has been killed."""
+
+
 class Worker:
     """A script run by another venv's python, answering one JSON line per JSON-line request.
 
@@ -107,12 +112,18 @@ class Worker:
         self.proc = subprocess.Popen([str(python), str(script), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
 
-    def ask(self, **request: Any) -> dict[str, Any]:
-        """Send ``request``, wait for the reply."""
+    def ask(self, timeout: float | None = None, **request: Any) -> dict[str, Any]:
+        """Send ``request``, wait for the reply (at most ``timeout`` seconds: then the worker is killed and
+        :class:`WorkerTimeout` raised)."""
         if self.proc.poll() is not None:
             raise WorkerError(f"the worker has exited (code {self.proc.returncode})")
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
+        # one reply line per request, so nothing is buffered before it: select on the pipe is exact
+        if timeout is not None and not select.select([self.proc.stdout], [], [], timeout)[0]:
+            self.proc.kill()
+            self.proc.wait()
+            raise WorkerTimeout(f"the worker did not answer {request.get('cmd')!r} within {timeout:g} s")
         line = self.proc.stdout.readline()
         if not line:
             raise WorkerError(f"the worker died on {request.get('cmd')!r} (code {self.proc.wait()})")

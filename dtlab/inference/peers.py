@@ -6,24 +6,49 @@ timed as a whole: the library's own input checks and conversions included
 batch).  The compiled engines carry their compile time (dtlab needs none):
 
 * **TL2cgen** 1.x: the model read by treelite, C emitted by TL2cgen, compiled
-  with gcc into a shared library (``parallel_comp`` translation units, one gcc
-  per core), loaded by ``tl2cgen.Predictor`` with ``nthread`` threads.
+  with gcc into a shared library, loaded by ``tl2cgen.Predictor`` with
+  ``nthread`` threads.  The model is split into one translation unit per
+  :data:`TREES_PER_UNIT` trees (``parallel_comp``, as TL2cgen's docs advise for
+  large models), compiled by one gcc per core: gcc's time grows faster than
+  the size of a function, so 500 trees of depth 10 compile in under 3 min in
+  250 units here, and did not finish in 14 min in 2.
 * **lleaves** (LightGBM models only): compiled with LLVM in its own venv
   (:mod:`dtlab.experiments.peer_env`), timed there by its own clock.
+
+A compile that takes longer than :func:`compile_limit` seconds (500 trees of
+depth 10 take gcc and LLVM many minutes) is stopped and the engine left out
+of that case, with the limit given as the reason.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from ..experiments.peer_env import Worker, peer_python
+from ..experiments.peer_env import Worker, WorkerTimeout, peer_python
 from ..experiments.timing import Seconds
+
+#: Trees per TL2cgen translation unit.
+TREES_PER_UNIT = 2
+#: Seconds a compiled engine may take to compile one model (environment ``DTLAB_COMPILE_LIMIT_S``).
+COMPILE_LIMIT_S = 600.0
+
+
+class CompileTimeout(RuntimeError):
+    """A compiled engine did not finish compiling a model within :func:`compile_limit` seconds."""
+
+
+def compile_limit() -> float:
+    """Seconds a compiled engine may take to compile one model."""
+    return float(os.environ.get("DTLAB_COMPILE_LIMIT_S", COMPILE_LIMIT_S))
 
 
 @dataclass
@@ -77,15 +102,48 @@ def tl2cgen_contender(model: Any, kind: str, workdir: Path, threads: tuple[int, 
         model.save_model(str(path))
         tree_model = treelite.frontend.load_lightgbm_model(path)
     lib = workdir / f"tl2cgen_{kind}.so"
-    start = time.perf_counter()
-    tl2cgen.export_lib(tree_model, toolchain="gcc", libpath=lib, params={"parallel_comp": max(threads)},
-                       nthread=max(threads))
-    seconds = time.perf_counter() - start
+    saved = workdir / f"treelite_{kind}.bin"
+    tree_model.serialize(str(saved))
+    units = max(max(threads), -(-tree_model.num_tree // TREES_PER_UNIT))
+    seconds = _export_within_limit(saved, lib, parallel_comp=units, threads=max(threads), limit=compile_limit())
     predictors = {t: tl2cgen.Predictor(lib, nthread=t) for t in threads}
 
     def predict(X, t):
         return predictors[t].predict(tl2cgen.DMatrix(X), pred_margin=True)
     return Contender("TL2cgen predict (gcc)", predict, compile_seconds=seconds)
+
+
+_EXPORT = """import sys, time, treelite, tl2cgen
+model = treelite.Model.deserialize(sys.argv[1])
+start = time.perf_counter()
+tl2cgen.export_lib(model, toolchain="gcc", libpath=sys.argv[2], params={"parallel_comp": int(sys.argv[3])},
+                   nthread=int(sys.argv[4]))
+print(time.perf_counter() - start)
+"""
+
+
+def _export_within_limit(model_file: Path, lib: Path, parallel_comp: int, threads: int, limit: float) -> float:
+    """``tl2cgen.export_lib`` (gcc, ``parallel_comp`` translation units, ``threads`` gcc processes at a time) in
+    a child process group, killed with its gcc processes after ``limit`` seconds; the export's seconds, timed in
+    the child (its start-up and the model's loading left out).
+
+    Raises
+    ------
+    CompileTimeout : past ``limit``
+    RuntimeError : the export failed (its stderr in the message)
+    """
+    proc = subprocess.Popen([sys.executable, "-c", _EXPORT, str(model_file), str(lib), str(parallel_comp),
+                             str(threads)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # gcc runs in the child's group: stop it too
+        proc.communicate()
+        raise CompileTimeout(f"TL2cgen's gcc compile did not finish within {limit:g} s") from None
+    if proc.returncode:
+        raise RuntimeError(f"tl2cgen.export_lib failed: {err[-2000:]}")
+    return float(out.split()[-1])
 
 
 def lleaves_contender(booster, X: np.ndarray, workdir: Path) -> Contender:
@@ -99,7 +157,10 @@ def lleaves_contender(booster, X: np.ndarray, workdir: Path) -> Contender:
     try:
         path = workdir / "lightgbm.txt"
         booster.save_model(str(path))
-        seconds = worker.ask(cmd="compile", model=str(path))["seconds"]
+        try:
+            seconds = worker.ask(cmd="compile", model=str(path), timeout=compile_limit())["seconds"]
+        except WorkerTimeout:
+            raise CompileTimeout(f"lleaves' LLVM compile did not finish within {compile_limit():g} s") from None
         rows = workdir / "rows.npy"
         np.save(rows, X)
         worker.ask(cmd="data", path=str(rows))
@@ -125,11 +186,14 @@ def peer_contenders(kind: str, model: Any, X: np.ndarray, threads: tuple[int, ..
     own = {"xgboost": xgboost_contender, "lightgbm": lightgbm_contender, "sklearn": sklearn_contender}[kind]
     out = [own(model)]
     if kind in ("xgboost", "lightgbm"):
-        out.append(tl2cgen_contender(model, kind, workdir, threads))
+        try:
+            out.append(tl2cgen_contender(model, kind, workdir, threads))
+        except CompileTimeout as err:
+            skipped["TL2cgen predict (gcc)"] = str(err)
     if kind == "lightgbm":
         try:
             out.append(lleaves_contender(model, X, workdir))
-        except (FileNotFoundError, OSError) as err:
+        except (FileNotFoundError, OSError, CompileTimeout) as err:
             skipped["lleaves predict (LLVM)"] = str(err)
     return out
 

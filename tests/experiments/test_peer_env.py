@@ -19,6 +19,9 @@ def echo_script(tmp_path):
                 reply = {"error": "Traceback: asked to fail"}
             elif request["cmd"] == "die":
                 sys.exit(3)
+            elif request["cmd"] == "hang":
+                import time
+                time.sleep(60)
             else:
                 reply = {"twice": 2 * request["x"]}
             print(json.dumps(reply), flush=True)
@@ -34,6 +37,16 @@ def test_worker_answers_reports_errors_and_a_death(echo_script):
         assert worker.ask(cmd="double", x=1) == {"twice": 2}  # still serving
         with pytest.raises(peer_env.WorkerError, match="died on 'die'"):
             worker.ask(cmd="die")
+        with pytest.raises(peer_env.WorkerError, match="exited"):
+            worker.ask(cmd="double", x=1)
+
+
+def test_worker_past_its_timeout_is_killed(echo_script):
+    with peer_env.Worker(sys.executable, echo_script) as worker:
+        assert worker.ask(cmd="double", x=2, timeout=30) == {"twice": 4}  # an answer within the limit
+        with pytest.raises(peer_env.WorkerTimeout, match="'hang' within 0.5 s"):
+            worker.ask(cmd="hang", timeout=0.5)
+        assert worker.proc.poll() is not None  # killed, not left sleeping
         with pytest.raises(peer_env.WorkerError, match="exited"):
             worker.ask(cmd="double", x=1)
 

@@ -83,6 +83,17 @@ def test_benchmark_at_a_tiny_size():
     assert len(P.plot_benchmark(result).axes) == 2
 
 
+def test_a_compile_past_its_limit_leaves_the_engine_out(monkeypatch):
+    pytest.importorskip("tl2cgen")
+    monkeypatch.setenv("DTLAB_COMPILE_LIMIT_S", "0.01")  # no gcc finishes in 10 ms
+    result = E.run_cases({"xgboost depth 3": ("xgboost", 4, 3, None)}, TINY, repeats=5)
+    case = result["cases"]["xgboost depth 3"]
+    assert "within 0.01 s" in case["skipped"]["TL2cgen predict (gcc)"]
+    assert {c["peer"] for c in result["comparisons"]} == {"XGBoost inplace_predict"}
+    caption = P.benchmark_captions({**result, "figure": "inference_large"})["inference_large"]
+    assert "did not finish within 0.01 s" in caption
+
+
 def test_latency_at_a_tiny_size():
     pytest.importorskip("tl2cgen")
     cases = {"xgboost depth 3": ("xgboost", 4, 3, None)}
