@@ -57,3 +57,19 @@ def test_goal_needs_the_objective_and_the_whole_spread():
     assert not verdict["met"]  # its slowest fit (5.5 s) is not under the peer's fastest (5.0 s)
     runs["dtlab TRON (tol 0.01)"]["seconds"] = [2.0, 3.0]
     assert de.goal({"runs": runs})["met"]
+
+
+def test_plot_and_caption_name_every_contender_and_the_single_runs():
+    from dtlab.linear.dask_plots import dask_ml_captions, plot_dask_ml
+
+    runs = {"dtlab TRON (tol 0.1)": {"seconds": [0.5, 0.7], "median": 0.6, "objective": 10.0},
+            "dask-ml LogisticRegression (admm)": {"seconds": [700.0], "median": 700.0, "objective": 9.0},
+            "dask-ml LogisticRegression (lbfgs)": {"error": "ValueError: no"}}
+    entry = {"rows": 100, "n_features": 5, "C": 4.0, "n_workers": 2, "runs": runs}
+    entry["goal"] = de.goal(entry)
+    ax = plot_dask_ml({"a9a": entry}).axes[0]
+    assert ax.get_xscale() == "log" and len(ax.patches) == 2  # the failed contender has no bar
+    assert any(", 1 run" in t.get_text() for t in ax.texts)
+    caption = dask_ml_captions({"sets": {"a9a": entry}, "repeats": 5, "slow_seconds": 60.0})["linear_dask"]
+    assert "700.00 s (1 run)" in caption and "0.60 s (2 runs)" in caption and "ValueError: no" in caption
+    assert "no dtlab run reached its objective" in caption  # tol 0.1 stops above the peer's objective
