@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse
 
 from ..experiments.registry import RunContext, register_benchmark
-from ..experiments.timing import load_average
+from ..experiments.timing import MIN_RUNS, load_average
 from .dask_plots import dask_ml_captions, plot_dask_ml
 from .experiments import PAPER_C, load
 from .synthetic import make_sparse_classification
@@ -75,7 +75,7 @@ def _dask_ml_rows(X: Any, chunks: tuple) -> Any:
     return da.from_array(X.toarray() if scipy.sparse.issparse(X) else X, chunks=(chunks, X.shape[1]))
 
 
-def dask_ml_comparison(X: Any, y: np.ndarray, C: float = PAPER_C, repeats: int = 5, n_workers: int = 2) -> dict:
+def dask_ml_comparison(X: Any, y: np.ndarray, C: float = PAPER_C, repeats: int = MIN_RUNS, n_workers: int = 2) -> dict:
     """Seconds and objective of dtlab (default tolerance, and the tolerances reaching each dask-ml solver's
     objective) and of dask-ml's solvers (:data:`DASK_ML_SOLVERS`, default tolerance, no normalisation: the
     same objective), each ``fit`` on the same rows already on the cluster, in alternation."""
@@ -181,7 +181,8 @@ def goal(entry: dict) -> dict | None:
                                 "LogisticRegression: time and objective on a9a and the synthetic sparse set",
                     captions=dask_ml_captions)
 def _dask_ml_benchmark(ctx: RunContext) -> dict:
-    out: dict[str, Any] = {"load_average_before": load_average(), "sets": {}, "repeats": 5, "slow_seconds": SLOW_S}
+    out: dict[str, Any] = {"load_average_before": load_average(), "sets": {}, "repeats": MIN_RUNS,
+                           "slow_seconds": SLOW_S}
     sets = {"a9a": load("a9a"), "synthetic": make_sparse_classification(**SYNTHETIC[ctx.scale], seed=ctx.seed)}
     for name, (X, y) in sets.items():
         entry = dask_ml_comparison(scipy.sparse.csr_matrix(X), y, repeats=out["repeats"])
