@@ -4,7 +4,8 @@ The kernel (:func:`_evaluate_range`) uses the hash and the draw of
 :mod:`.draws` but finds leaves its own way: for a chunk of rows at a time, each
 tree with at most 64 leaves runs the branch-free leaf bitmasks of
 :mod:`dtlab.trees.bitmask` over contiguous feature columns (SIMD code, no
-branch mispredictions), and only larger trees are walked: faster than the
+branch mispredictions; 32-bit masks for trees of at most 32 leaves, 16 rows
+per AVX-512 instruction), and only larger trees are walked: faster than the
 row-by-row walk of :func:`~.draws.accumulate_row` on evolved populations, with
 bit-identical statistics (the evaluator's measured speed:
 ``evolution_evaluator_throughput`` in ``figures/results.json``).  The plain
@@ -17,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...trees.bitmask import masked_leaves
+from ...trees.bitmask import MAX_NARROW_LEAVES, lowest_set_bit, masked_leaves, narrow_leaf_bits
 from ...trees.walk import cpu_walks
 from .draws import EMPTY_HASH, compile_row_functions
 
@@ -64,39 +65,66 @@ def _rows_through_trees(Xt, y, start, stop, row_offset, seed, trees, node_offset
 
     :data:`ROW_CHUNK` rows at a time, every listed tree visiting them while
     their columns stay in the cache, so the data are read once per call.  A
-    tree with at most 64 leaves finds its leaves with the branch-free leaf
-    bitmasks of :mod:`dtlab.trees.bitmask` (``masked[t]``); a larger one is walked.
+    tree with at most 32 leaves finds its leaves with 32-bit leaf bitmasks
+    (:func:`~dtlab.trees.bitmask.narrow_leaf_bits`) and records each row
+    straight from its mask; one with at most 64 with the 64-bit ones
+    (``masked[t]``); a larger one is walked.
+
+    The recording loops index with unsigned integers: with signed ones numba
+    adds a negative-index correction to every access, which made them a
+    fifth slower.  The loop body is written out twice (narrow masks, leaf
+    array) rather than called: a call with the arrays counts references to
+    them on every row, several times the cost of the work.
     """
     bits = np.empty(ROW_CHUNK, np.uint64)
+    narrow_bits = np.empty(ROW_CHUNK, np.uint32)
     leaves = np.empty(ROW_CHUNK, np.int32)
     row_hash = np.empty(ROW_CHUNK, np.uint64)
+    one = np.uintp(1)
+    zero = np.uintp(0)
     for chunk in range(start, stop, ROW_CHUNK):
         chunk_stop = min(chunk + ROW_CHUNK, stop)
-        for i in range(chunk_stop - chunk):
+        m = chunk_stop - chunk
+        for i in range(m):
             row_hash[i] = _splitmix64(seed ^ np.uint64(row_offset + chunk + i))
         for t in trees:
+            salt = tree_salt[t]
+            first_leaf = np.uintp(leaf_offset[t])
+            if masked[t] and leaf_offset[t + 1] - leaf_offset[t] <= MAX_NARROW_LEAVES:
+                narrow_leaf_bits(Xt, chunk, chunk_stop, t, test_offset, test_feature, test_threshold, test_mask,
+                                 narrow_bits)
+                for i in range(m):
+                    leaf = np.uintp(leaf_node[first_leaf + np.uintp(lowest_set_bit(np.uint64(narrow_bits[i])))])
+                    c = np.uintp(y[chunk + i])
+                    counts[leaf, c] += 1
+                    h = row_hash[i] ^ salt
+                    # cheap filter first: most rows lose to the slot's second-smallest hash (ties and
+                    # empty slots, whose hash is EMPTY_HASH, pass on to the exact comparison)
+                    if h <= cand_hash[leaf, c, one]:
+                        # offer_candidate over scalars: called with the arrays, each call counted
+                        # references to them (atomic operations), 20 times the cost of the comparisons
+                        (cand_hash[leaf, c, zero], cand_row[leaf, c, zero], cand_hash[leaf, c, one],
+                         cand_row[leaf, c, one]) = offer_candidate(h, np.int64(row_offset + chunk + i),
+                                                                   cand_hash[leaf, c, zero], cand_row[leaf, c, zero],
+                                                                   cand_hash[leaf, c, one], cand_row[leaf, c, one])
+                continue
             if masked[t]:
                 masked_leaves(Xt, chunk, chunk_stop, t, test_offset, test_feature, test_threshold, test_mask,
                               leaf_offset, leaf_node, bits, leaves)
             else:
-                for i in range(chunk_stop - chunk):
+                for i in range(m):
                     leaves[i] = _find_leaf_columns(Xt, chunk + i, node_offset[t], feature, threshold, left, right,
                                                    missing_left)
-            salt = tree_salt[t]
-            for i in range(chunk_stop - chunk):
-                leaf = leaves[i]
-                c = y[chunk + i]
+            for i in range(m):  # the loop above, with the leaf read from the array
+                leaf = np.uintp(leaves[i])
+                c = np.uintp(y[chunk + i])
                 counts[leaf, c] += 1
                 h = row_hash[i] ^ salt
-                # cheap filter first: most rows lose to the slot's second-smallest hash (ties and
-                # empty slots, whose hash is EMPTY_HASH, pass on to the exact comparison)
-                if h <= cand_hash[leaf, c, 1]:
-                    # _insert_candidate written out over scalars: called with the arrays, each call counted
-                    # references to them (atomic operations), 20 times the cost of the comparisons
-                    (cand_hash[leaf, c, 0], cand_row[leaf, c, 0], cand_hash[leaf, c, 1],
-                     cand_row[leaf, c, 1]) = offer_candidate(h, np.int64(row_offset + chunk + i), cand_hash[leaf, c, 0],
-                                                             cand_row[leaf, c, 0], cand_hash[leaf, c, 1],
-                                                             cand_row[leaf, c, 1])
+                if h <= cand_hash[leaf, c, one]:
+                    (cand_hash[leaf, c, zero], cand_row[leaf, c, zero], cand_hash[leaf, c, one],
+                     cand_row[leaf, c, one]) = offer_candidate(h, np.int64(row_offset + chunk + i),
+                                                               cand_hash[leaf, c, zero], cand_row[leaf, c, zero],
+                                                               cand_hash[leaf, c, one], cand_row[leaf, c, one])
 
 
 def _evaluate_range(Xt, y, start, stop, row_offset, seed, node_offset, feature, threshold, left, right, missing_left,
