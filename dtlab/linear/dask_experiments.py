@@ -133,27 +133,37 @@ def dask_ml_comparison(X: Any, y: np.ndarray, C: float = PAPER_C, repeats: int =
 def _alternate(contenders: dict, repeats: int, X: Any, y_pm: np.ndarray, C: float) -> dict:
     """Each contender's seconds over up to ``repeats`` timed fits in alternation, after one untimed fit with
     ``max_iter=1`` (compilation, imports); a contender slower than :data:`SLOW_S` is timed once.  Its objective.
-    A contender that fails is reported with its error and dropped."""
+    A contender that fails, in its warm-up or in a timed fit, is reported with its error (and the runs it
+    completed before) and dropped; the others go on."""
     runs: dict[str, dict] = {k: {"seconds": []} for k in contenders}
-    for k, fit in list(contenders.items()):
+
+    def attempt(k: str, **kwargs: Any):
         try:
-            with warnings.catch_warnings():  # one iteration does not converge, and is not meant to
-                warnings.simplefilter("ignore")
-                fit(max_iter=1)
+            return contenders[k](**kwargs)
         except Exception as exc:  # a peer that cannot fit this data: said so in the results
-            runs[k] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            runs[k]["error"] = f"{type(exc).__name__}: {exc}"[:300]
             del contenders[k]
+            return None
+
+    for k in list(contenders):
+        with warnings.catch_warnings():  # one iteration does not converge, and is not meant to
+            warnings.simplefilter("ignore")
+            attempt(k, max_iter=1)
     for _ in range(repeats):
-        for k, fit in list(contenders.items()):
+        for k in list(contenders):
             if runs[k]["seconds"] and max(runs[k]["seconds"]) > SLOW_S:
                 continue
             start = time.perf_counter()
-            w = fit()
+            w = attempt(k)
+            if w is None:
+                continue
             runs[k]["seconds"].append(time.perf_counter() - start)
             runs[k]["objective"] = liblinear_objective(X, y_pm, w, C)
     for r in runs.values():
-        if r.get("seconds"):
+        if r["seconds"]:
             r["median"] = statistics.median(r["seconds"])
+        else:  # failed before any timed fit: the error alone
+            del r["seconds"]
     return runs
 
 

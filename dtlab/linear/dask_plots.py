@@ -43,7 +43,8 @@ def dask_ml_captions(results: dict[str, Any]) -> dict[str, str]:
     parts = []
     for name, entry in sets.items():
         runs = "; ".join(f"{k} {r['median']:.2f} s ({len(r['seconds'])} run{'s' * (len(r['seconds']) > 1)}), "
-                         f"f = {r['objective']:.6g}" if r.get("seconds") else
+                         f"f = {r['objective']:.6g}" + (f", then failed: {r['error']}" if "error" in r else "")
+                         if r.get("seconds") else
                          f"{k}: {r.get('error', 'not run')}" for k, r in entry["runs"].items())
         g = entry.get("goal")
         verdict = "" if not g else " Goal (faster than dask-ml at equal or lower objective): " + "; ".join(

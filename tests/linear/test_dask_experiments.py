@@ -47,6 +47,22 @@ def test_slow_contender_is_timed_once_and_failures_are_reported(data, monkeypatc
     assert runs["broken"] == {"error": "ValueError: cannot fit this"}
 
 
+def test_a_failure_in_a_timed_fit_keeps_its_runs_and_the_others_go_on(data):
+    X, y = data
+    fits = []
+
+    def fails_on_second_timed_fit(max_iter=None):
+        fits.append(max_iter)
+        if len(fits) == 3:  # warm-up, one timed fit, then this one
+            raise MemoryError("worker out of memory")
+        return np.zeros(5)
+    calls = []
+    runs = de._alternate({"flaky": fails_on_second_timed_fit, "steady": _recording(calls, "steady", np.zeros(5))},
+                         3, X, y, 1.0)
+    assert len(runs["flaky"]["seconds"]) == 1 and runs["flaky"]["error"] == "MemoryError: worker out of memory"
+    assert len(runs["steady"]["seconds"]) == 3 and len(fits) == 3  # dropped after its failure
+
+
 def test_goal_needs_the_objective_and_the_whole_spread():
     peer = {"seconds": [5.0, 6.0], "median": 5.5, "objective": 10.0}
     runs = {"dtlab TRON (tol 0.1)": {"seconds": [1.0, 1.2], "median": 1.1, "objective": 10.5},
@@ -63,7 +79,8 @@ def test_plot_and_caption_name_every_contender_and_the_single_runs():
     from dtlab.linear.dask_plots import dask_ml_captions, plot_dask_ml
 
     runs = {"dtlab TRON (tol 0.1)": {"seconds": [0.5, 0.7], "median": 0.6, "objective": 10.0},
-            "dask-ml LogisticRegression (admm)": {"seconds": [700.0], "median": 700.0, "objective": 9.0},
+            "dask-ml LogisticRegression (admm)": {"seconds": [700.0], "median": 700.0, "objective": 9.0,
+                                                  "error": "KilledWorker: gone"},
             "dask-ml LogisticRegression (lbfgs)": {"error": "ValueError: no"}}
     entry = {"rows": 100, "n_features": 5, "C": 4.0, "n_workers": 2, "runs": runs}
     entry["goal"] = de.goal(entry)
@@ -72,4 +89,5 @@ def test_plot_and_caption_name_every_contender_and_the_single_runs():
     assert any(", 1 run" in t.get_text() for t in ax.texts)
     caption = dask_ml_captions({"sets": {"a9a": entry}, "repeats": 5, "slow_seconds": 60.0})["linear_dask"]
     assert "700.00 s (1 run)" in caption and "0.60 s (2 runs)" in caption and "ValueError: no" in caption
+    assert "f = 9, then failed: KilledWorker: gone" in caption  # timed once, then failed
     assert "no dtlab run reached its objective" in caption  # tol 0.1 stops above the peer's objective
