@@ -73,8 +73,9 @@ def _rows_through_trees(Xt, y, start, stop, row_offset, seed, trees, node_offset
     The recording loops index with unsigned integers: with signed ones numba
     adds a negative-index correction to every access, which made them a
     fifth slower.  The loop body is written out twice (narrow masks, leaf
-    array) rather than called: a call with the arrays counts references to
-    them on every row, several times the cost of the work.
+    array): a call with the arrays counts references to them on every row,
+    several times the cost of the work, and one loop choosing its leaf's
+    source per row measured 15-30% slower (the choice stays in the loop).
     """
     bits = np.empty(ROW_CHUNK, np.uint64)
     narrow_bits = np.empty(ROW_CHUNK, np.uint32)
