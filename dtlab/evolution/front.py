@@ -13,8 +13,10 @@ selection or local pruning drops them.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numba
 import numpy as np
 
 from ._sparse import tree_call
@@ -195,7 +197,15 @@ def finish(best: Individual, front: list[Individual], X: np.ndarray | None, n_fe
                             metadata={"source": "dtlab.evolution.GDTClassifier", "fitness": float(ind.fitness),
                                       "training_accuracy": float(ind.accuracy), "generations": int(generations)})
 
-    trees = sorted((finished(ind) for ind in front), key=lambda t: t.n_nodes)
+    # each tree's centring is a pass over X in compiled code that releases the GIL: on 100,000 rows ten front
+    # trees took 0.1 s one after another, a twentieth of the whole fit
+    threads = min(len(front), numba.get_num_threads()) if X is not None else 1
+    if threads > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            done = list(pool.map(finished, front))
+    else:
+        done = [finished(ind) for ind in front]
+    trees = sorted(done, key=lambda t: t.n_nodes)
     kept, most = [], -1.0
     for tree in trees:
         if tree.metadata["training_accuracy"] > most:
