@@ -10,7 +10,7 @@ import numpy as np
 from ...trees import PackedForest
 from ._cpu import _evaluate_range_parallel, _evaluate_range_serial, _evaluate_trees, tree_groups
 from .base import PHASES, BatchWork, LeafStats, check_data
-from .devices import PoolEvaluator
+from .devices import PoolEvaluator, PoolOrOwnKernels
 
 #: Rows below which splitting the rows over threads costs more (private copies, their merge) than it gains.
 ROWS_PER_BLOCK = 8 * 1024
@@ -21,7 +21,7 @@ ROWS_PER_BLOCK = 8 * 1024
 SERIAL_WORK = 256 * 1024
 
 
-class CpuEvaluator:
+class CpuEvaluator(PoolOrOwnKernels):
     """Fast batched CPU evaluator (numba): the whole batch in one pass over the data.
 
     The data are held transposed (one contiguous column per feature) so that
@@ -48,12 +48,8 @@ class CpuEvaluator:
     """
 
     def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, n_devices: int | None = None):
-        self._pool = None
         if n_devices is not None:
-            self._pool = PoolEvaluator(X, y, n_classes, n_devices)
-            self.n_samples, self.n_features = self._pool.n_samples, self._pool.n_features
-            self.n_classes, self.n_devices = self._pool.n_classes, self._pool.n_devices
-            self.timings = self._pool.timings
+            self._adopt(PoolEvaluator(X, y, n_classes, n_devices))
             return
         X, y = check_data(X, y, n_classes)
         self.Xt = np.ascontiguousarray(X.T)
@@ -105,7 +101,3 @@ class CpuEvaluator:
         if self._pool is not None:
             return self._pool.rows(row_ids)
         return np.asarray(self.Xt[:, np.asarray(row_ids)].T, dtype=np.float64)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()

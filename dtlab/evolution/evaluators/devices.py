@@ -188,3 +188,21 @@ class PoolEvaluator:
 
     def close(self) -> None:
         self._pool.close()
+
+
+class PoolOrOwnKernels:
+    """What the batched CPU evaluators share: with ``n_devices`` they hand everything to a device pool
+    (:class:`PoolEvaluator` or its sparse kind), else they run their own kernels on numba's threads."""
+
+    _pool = None
+
+    def _adopt(self, pool) -> None:
+        """Evaluate, read rows and close through ``pool``; its sizes and timings are this evaluator's."""
+        self._pool = pool
+        self.n_samples, self.n_features = pool.n_samples, pool.n_features
+        self.n_classes, self.n_devices = pool.n_classes, pool.n_devices
+        self.timings = pool.timings
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()

@@ -32,7 +32,7 @@ from .._sparse import check_gdt_X, csr_arrays
 from ._sparse_cpu import _evaluate_csr_parallel, _evaluate_csr_serial, block_rows
 from .base import PHASES, BatchWork, LeafStats
 from .cuda import CudaEvaluator
-from .devices import PoolEvaluator
+from .devices import PoolEvaluator, PoolOrOwnKernels
 
 #: Read a row's values through a dense per-thread row buffer (True) rather than by binary search; see
 #: :mod:`._sparse_cpu`.
@@ -124,7 +124,7 @@ class SparseCudaEvaluator(_SparseRows, CudaEvaluator):
                                threads_per_block=self._options["threads_per_block"])
 
 
-class SparseCpuEvaluator:
+class SparseCpuEvaluator(PoolOrOwnKernels):
     """The batched CPU evaluator on CSR data: row blocks over numba's threads, or CPU workers with ``n_devices``.
 
     Parameters
@@ -137,12 +137,8 @@ class SparseCpuEvaluator:
     """
 
     def __init__(self, X, y: np.ndarray, n_classes: int, n_devices: int | None = None):
-        self._pool = None
         if n_devices is not None:
-            self._pool = SparsePoolEvaluator(X, y, n_classes, n_devices)
-            self.n_samples, self.n_features = self._pool.n_samples, self._pool.n_features
-            self.n_classes, self.n_devices = self._pool.n_classes, self._pool.n_devices
-            self.timings = self._pool.timings
+            self._adopt(SparsePoolEvaluator(X, y, n_classes, n_devices))
             return
         self.X, self.y = check_sparse_data(X, y, n_classes)
         self.n_samples, self.n_features = self.X.shape
@@ -166,10 +162,6 @@ class SparseCpuEvaluator:
         if self._pool is not None:
             return self._pool.rows(row_ids)
         return self.X[np.asarray(row_ids)].toarray().astype(np.float64)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
 
 
 def sparse_evaluator(key: tuple[str, str], X, y, n_classes: int, n_devices: int | None = None, executor="local"):
