@@ -84,12 +84,11 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
     and costs one parallel launch per level.
     """
     n_total = hg.shape[2]
+    # (g, h) of a bin side by side while the rows are added: one cache line per update instead of two
+    gh = np.empty((f1 - f0, n_total, 2))
     for j in range(build.shape[0]):
         k = build[j]
-        for f in range(f0, f1):
-            for b in range(n_total):
-                hg[k, f, b] = 0.0
-                hh[k, f, b] = 0.0
+        gh[:] = 0.0
         # row by row: a row's gradients are read once and its bins of the slice are contiguous; consecutive
         # updates go to different features' histograms, so they do not wait on each other
         for i in range(nseg[k], nseg[k + 1]):
@@ -98,8 +97,12 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
             hr = h[r]
             for f in range(f0, f1):
                 b = bins[r, f]
-                hg[k, f, b] += gr
-                hh[k, f, b] += hr
+                gh[f - f0, b, 0] += gr
+                gh[f - f0, b, 1] += hr
+        for f in range(f0, f1):
+            for b in range(n_total):
+                hg[k, f, b] = gh[f - f0, b, 0]
+                hh[k, f, b] = gh[f - f0, b, 1]
         p = parent[j]
         if p >= 0:
             o = k ^ 1
@@ -133,19 +136,23 @@ def _chunk(nseg, k, c, n_chunks):
 
 
 @numba.njit(**NJIT)
-def _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, goes_left,
-                n_left):
+def _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                goes_left, n_left):
     """Pass 1 of :func:`_split_rows`, chunk ``c`` of every splitting node: each row's side (``side[r]``, and
-    ``goes_left[i]`` at its position ``i`` in the order), the left rows counted in ``n_left[j, c]``."""
+    ``goes_left[i]`` at its position ``i`` in the order), the left rows counted in ``n_left[j, c]``.
+
+    The bins are read by feature (``columns``, (n_features, n_samples)): a node's rows are scattered over
+    the data, and one feature's column stays in the cache where the rows' bins (one cache line each) do not
+    -- at 500,000 x 28 reading the rows made this pass a third of a hist fit."""
     for j in range(split_k.shape[0]):
-        f = split_f[j]
+        column = columns[split_f[j]]
         sb = split_bin[j]
         ml = 1 if split_left[j] else 0
         a, b = _chunk(nseg, split_k[j], c, n_chunks)
         count = 0
         for i in range(a, b):
             r = order[i]
-            v = bins[r, f]
+            v = column[r]
             left = ml if v == miss_bin else (1 if v <= sb else 0)
             side[r] = left
             goes_left[i] = left
@@ -169,10 +176,10 @@ def _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at,
 
 
 @numba.njit(parallel=True, **NJIT)
-def _mark_parallel(n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side, goes_left,
-                   n_left):
+def _mark_parallel(n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+                   goes_left, n_left):
     for c in numba.prange(n_chunks):
-        _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+        _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
                     goes_left, n_left)
 
 
@@ -183,7 +190,7 @@ def _move_parallel(n_chunks, order, nseg, split_k, goes_left, left_at, right_at,
 
 
 @numba.njit(**NJIT)
-def _split_rows(n_chunks, parallel, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+def _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
                 order_out, new_seg, goes_left):
     """The rows of the splitting nodes to their children, left child first, row order kept (a stable
     partition): child ``2 j`` of the ``j``-th splitting node gets ``new_seg[2 j]:new_seg[2 j + 1]``,
@@ -191,16 +198,17 @@ def _split_rows(n_chunks, parallel, bins, order, nseg, split_k, split_f, split_b
 
     Two passes over every node's segment cut into ``n_chunks`` chunks (in parallel when ``parallel``): the
     sides and the left count per chunk, then each chunk's rows to slots that follow from the counts.  A
-    stable partition is unique, so the result does not depend on the chunks.
+    stable partition is unique, so the result does not depend on the chunks.  ``columns``: the bins by
+    feature, (n_features, n_samples) uint8.
     """
     n_split = split_k.shape[0]
     n_left = np.empty((n_split, n_chunks), np.int64)
     if parallel:
-        _mark_parallel(n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+        _mark_parallel(n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
                        goes_left, n_left)
     else:
         for c in range(n_chunks):
-            _mark_chunk(c, n_chunks, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+            _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
                         goes_left, n_left)
     left_at = np.empty((n_split, n_chunks), np.int64)
     right_at = np.empty((n_split, n_chunks), np.int64)

@@ -85,6 +85,7 @@ class HistSearch:
         for f, cuts in enumerate(self.cuts):
             self.cut_table[f, :cuts.shape[0]] = cuts
         self.bins = np.ascontiguousarray(binsT.T)  # (n_samples, n_features): rows read whole by the build
+        self.columns = binsT  # (n_features, n_samples): one feature's bins read by the rows' split
         self.col_missing = np.diff(data.indptr) < n
         self.n_workers = n_workers
         self.pos_bins = np.arange(max_bins, dtype=np.float32)
@@ -144,7 +145,7 @@ class HistSearch:
         # parallel only where the rows are many: a parallel region costs more than splitting a few thousand
         parallel = self.parallel and new_seg[-1] >= PARALLEL_MIN_ROWS
         n_chunks = self.n_workers if parallel else 1
-        _split_rows(n_chunks, parallel, self.bins, self.order, self.nseg, split_k, split_f, self.split_bin[split_k],
+        _split_rows(n_chunks, parallel, self.columns, self.order, self.nseg, split_k, split_f, self.split_bin[split_k],
                     split_left, self.miss_bin, side, self.order_buf, new_seg, self.goes_left)
         self.order, self.order_buf = self.order_buf, self.order
         self.nseg = new_seg

@@ -108,7 +108,8 @@ def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, p
     order_out = np.full(n, -1, np.int32)
     new_seg = np.zeros(2 * split_k.size + 1, np.int64)
     np.cumsum(nseg[split_k + 1] - nseg[split_k], out=new_seg[2::2])
-    _split_rows(n_chunks, parallel, bins, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+    columns = np.ascontiguousarray(bins.T)  # the bins by feature, as the split reads them
+    _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
                 order_out, new_seg, np.empty(n, np.uint8))
     for j, (k, f, b, ml) in enumerate(zip(split_k, split_f, split_bin, split_left)):
         rows = order[nseg[k]:nseg[k + 1]]
