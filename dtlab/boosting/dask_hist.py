@@ -176,8 +176,8 @@ def _summary(state: HistPart, max_bins: int):
     return _column_keys(state).summary(max_bins)
 
 
-def _count_at_most(state: HistPart, features, probes):
-    return _column_keys(state).count_at_most(features, probes)
+def _windows(state: HistPart, brackets: list):
+    return _column_keys(state).windows(brackets)
 
 
 class TreeStart:
@@ -208,7 +208,7 @@ class DaskHistSearch(HistSearch):
         self.replicas = replicas
         cuts, n_present = distributed_cuts(
             n_features, max_bins, lambda: replicas.ask(_summary, max_bins),
-            lambda f, p: np.sum(replicas.ask(_count_at_most, f, p), axis=0))
+            lambda brackets: replicas.ask(_windows, brackets))
         replicas.send(("cuts", cuts))
         empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
                            n_features)
