@@ -114,6 +114,23 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
                 bufs[0, slot], bufs[1, slot], bufs[2, slot])
 
 
+@numba.njit(**NJIT)
+def _place_children(build, parent, built_g, built_h, hg_parent, hh_parent, hg, hh):
+    """A level's histograms from those built (summed over a Dask fit's parts): node ``build[j]`` gets
+    ``built_*[j]``, its sibling ``build[j] ^ 1`` the parent's (``*_parent[parent[j]]``) minus it -- the
+    subtraction of :func:`_level_slice`, with no temporary arrays."""
+    for j in range(build.shape[0]):
+        k = build[j]
+        o = k ^ 1
+        p = parent[j]
+        for f in range(hg.shape[1]):
+            for b in range(hg.shape[2]):
+                hg[k, f, b] = built_g[j, f, b]
+                hh[k, f, b] = built_h[j, f, b]
+                hg[o, f, b] = hg_parent[p, f, b] - built_g[j, f, b]
+                hh[o, f, b] = hh_parent[p, f, b] - built_h[j, f, b]
+
+
 @numba.njit(parallel=True, **NJIT)
 def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
            col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):

@@ -10,18 +10,20 @@ the *same* grower (:class:`WorkerHistSearch`: the client's
 the client's finder would send a level's message to the parts and add their
 replies in part order, the worker's applies the message to its own part and
 exchanges the reply with the others through
-:meth:`~dtlab.distributed.collective.Collective.reduce_broadcast`: rank 0
-adds every part's (sums, histograms) in part order -- the client's additions,
-bit for bit -- and sends the totals back.  Every worker then scans the same
+:meth:`~dtlab.distributed.collective.Collective.allreduce`: every part's
+(sums, histograms) added in part order -- the client's additions, bit for
+bit -- on every rank, the arrays sent as raw bytes.  Every worker then scans the same
 histograms and takes the same decisions, so every worker grows the trees the
 scheduler-driven loop grows (the client checks that all ranks agree, every
 round).  Only the round's trees come back through the scheduler.
 
 The client keeps its per-round loop (eval sets, callbacks, early stopping,
-progress).  A worker lost during a round ends the fit with an error naming it
-(the other ranks' receives fail at once or time out; the client notices the
-worker leave within :data:`~dtlab.distributed.dask_executor.POLL_S`): the
-parts depend on each other mid-round, so no part is sent again.  Where the
+progress); where it has none of them, one task runs many rounds (a round trip
+through the scheduler costs about a round's work at the benchmark's size).  A
+worker lost during a round ends the fit with an error naming it (the other
+ranks' receives fail at once or time out; the client notices the worker leave
+within :data:`~dtlab.distributed.dask_executor.POLL_S`): the parts depend on
+each other mid-round, so no part is sent again.  Where the
 group cannot be set up (its ranks cannot reach each other, two parts share a
 worker thread), :func:`start_collective` returns None and the fit takes the
 scheduler-driven loop.
@@ -37,20 +39,18 @@ import numpy as np
 
 from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
 from ..distributed.dask_executor import ClusterError
-from .dask_hist import DaskHistSearch, TreeStart, _add_hists, _add_sums
+from ._hist_cpu import _place_children
+from .dask_hist import DaskHistSearch, TreeStart
 from .grower import ColumnData, grow_boosted_tree
 from .hist import HistSearch
 
-__all__ = ["COLLECTIVE_TIMEOUT_S", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
+__all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
 
 #: Seconds a rank waits for another one (a level's histograms, the group's connections).
 COLLECTIVE_TIMEOUT_S = 60.0
-
-
-def _add_replies(replies: list) -> tuple:
-    """A level's replies added in part order, as :class:`~.dask_hist.DaskHistSearch` adds them."""
-    sums = _add_sums([r[0] for r in replies])
-    return sums, None if replies[0][1] is None else _add_hists([r[1] for r in replies])
+#: Seconds of rounds one task may hold where the client has nothing to do between rounds (far below the
+#: executor's round timeout; a lost worker is noticed within POLL_S whatever the task's length).
+TASK_SECONDS = 5.0
 
 
 class _LocalParts:
@@ -61,11 +61,14 @@ class _LocalParts:
         self.received_bytes = 0
 
     def send(self, message: tuple) -> list:
-        reply = self.part.handle(message, False)
+        """The part's reply to ``message`` -- ``((G, H, count) per node, (g, h) histograms of the nodes built or
+        None)`` -- summed over the group's parts in part order (:meth:`Collective.allreduce`: raw arrays)."""
+        sums, hists = self.part.handle(message, False)
+        arrays = [np.ascontiguousarray(a) for a in (*sums, *(hists or ()))]  # fresh arrays: summed in place
         before = self.collective.bytes_received
-        total = self.collective.reduce_broadcast(reply, _add_replies)
+        total = self.collective.allreduce(arrays)
         self.received_bytes += self.collective.bytes_received - before
-        return [total]
+        return [(tuple(total[:3]), None if hists is None else tuple(total[3:]))]
 
 
 class WorkerHistSearch(DaskHistSearch):
@@ -90,6 +93,39 @@ class WorkerHistSearch(DaskHistSearch):
         self.level_bytes = []
         self._settle = None
         self._previous = None
+        self._next_store = 0
+
+    def start_tree(self, g: TreeStart, h: Any = None) -> None:
+        """:meth:`DaskHistSearch.start_tree` on the group's summed root (the sums are this finder's own arrays:
+        no copies)."""
+        previous = None if self._previous is None else (*self._previous, *self._settle)
+        before = self.replicas.received_bytes
+        ((sums, hists),) = self.replicas.send(("tree", g.output, g.new_round, previous))
+        self.level_bytes.append((0, self.replicas.received_bytes - before))
+        self._root_sums = sums
+        self.hg, self.hh = hists
+        self.hg_parent, self.hh_parent = self.hg, self.hh
+        self.build = self.parent = np.empty(0, np.int64)  # the scan only: the histograms are made
+        self.g = self.h = np.empty(0, np.float32)
+        self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
+        self.depth = 0
+
+    def advance_level(self, which: np.ndarray, level_ids: np.ndarray, n_children: int):
+        """:meth:`DaskHistSearch.advance_level` into the finder's kept buffers (:meth:`HistSearch._alloc`),
+        each sibling its parent minus the built child as there, with no temporaries (:func:`_place_children`)."""
+        split_k, split_f, split_bin, split_left, build, last = self._decision
+        before = self.replicas.received_bytes
+        ((sums, built),) = self.replicas.send(("level", split_k, split_f, split_bin, split_left, which, level_ids,
+                                               n_children, build, last))
+        self.depth += 1
+        self.level_bytes.append((self.depth, self.replicas.received_bytes - before))
+        if not last:
+            shape = (n_children,) + self.hg.shape[1:]
+            hg, hh = self._alloc(shape), self._alloc(shape)
+            _place_children(build, split_k, built[0], built[1], self.hg, self.hh, hg, hh)
+            self.hg, self.hh = hg, hh
+        self.hg_parent, self.hh_parent = self.hg, self.hh
+        return sums
 
 
 def _attach(replica: Any, key: str, rank: int, cuts: list, col_missing: np.ndarray, max_bins: int) -> None:
@@ -97,27 +133,30 @@ def _attach(replica: Any, key: str, rank: int, cuts: list, col_missing: np.ndarr
     replica.collective_search = WorkerHistSearch(replica.state, group(key, rank), cuts, col_missing, max_bins)
 
 
-def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict) -> tuple:
-    """Run on each worker: one round of trees (one per output), grown with the other ranks.
+def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict, n_rounds: int = 1) -> tuple:
+    """Run on each worker: ``n_rounds`` rounds of trees (one per output each), grown with the other ranks.
 
-    Returns the trees, the bytes received per level, the seconds spent in the exchanges and the rest (the
-    rank's own work: its histograms, the scan, the decisions).
+    Returns the trees (a list per round), the bytes received per level, the seconds spent in the exchanges
+    and the rest (the rank's own work: its histograms, the scan, the decisions).
     """
     start = time.perf_counter()
     search = replica.collective_search
     collective = group(key, rank)
     waited, n_levels = collective.wait_seconds, len(search.level_bytes)
-    trees = []
+    rounds = []
     try:
-        for c in range(n_outputs):
-            tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
-            search.tree_done(c, tree.value[node_leaf])
-            trees.append(tree)
+        for _ in range(n_rounds):
+            trees = []
+            for c in range(n_outputs):
+                tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
+                search.tree_done(c, tree.value[node_leaf])
+                trees.append(tree)
+            rounds.append(trees)
     except BaseException:
         close_group(None, key, rank)  # a failed round ends the group: no rank left waiting on this one
         raise
     exchange = collective.wait_seconds - waited
-    return trees, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
+    return rounds, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
 
 
 class CollectiveLoop:
@@ -141,25 +180,36 @@ class CollectiveLoop:
         self.level_bytes: list = []
         self.round_trips = 0
 
-    def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None) -> list:
-        """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, each in one task per worker."""
+    def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None,
+              per_round: bool = True) -> list:
+        """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, one task per worker for each round or,
+        where the client has nothing to do between rounds (``per_round=False``: no eval set, callback or
+        progress bar; ``on_round`` is then called for each round afterwards), for as many rounds as
+        :data:`TASK_SECONDS` hold at the last task's pace: a round through the scheduler costs a submit and a
+        gather, about as much as a round's work at the benchmark's size."""
         grow = dict(max_depth=params["max_depth"], learning_rate=params["learning_rate"],
                     reg_lambda=params["reg_lambda"], gamma=params["gamma"],
                     min_child_weight=params["min_child_weight"])
         trees: list = []
-        for r in range(params["n_estimators"]):
+        r, n_rounds, batch = 0, params["n_estimators"], 1
+        while r < n_rounds:
+            batch = 1 if per_round else min(batch, n_rounds - r)
             start = time.perf_counter()
-            replies = self.executor.map_each(_round, [(self.key, k, n_outputs, grow) for k in self.ranks],
+            replies = self.executor.map_each(_round, [(self.key, k, n_outputs, grow, batch) for k in self.ranks],
                                              resend=False)
-            self.seconds["round"] += time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            self.seconds["round"] += seconds
             self.round_trips += 1
             self.seconds["work"] += max(own for *_, own in replies)
             self.seconds["exchange"] += max(wait for _, _, wait, _ in replies)
             self.level_bytes += replies[0][1]
-            _check_same_trees(replies)
-            trees += replies[0][0]
-            if on_round is not None and on_round(r, trees):
-                break
+            for i in range(batch):
+                _check_same_trees([rounds[i] for rounds, *_ in replies])
+                trees += replies[0][0][i]
+                if on_round is not None and on_round(r + i, trees):
+                    return trees
+            r += batch
+            batch = max(1, int(TASK_SECONDS * batch / max(seconds, 1e-9)))
         return trees
 
     def close(self) -> None:
@@ -170,9 +220,11 @@ class CollectiveLoop:
 
 
 def _check_same_trees(replies: list) -> None:
-    """Every rank grew the same trees (they took the same decisions from the same sums), or a clear error."""
-    first = replies[0][0]
-    for rank, (trees, *_) in enumerate(replies[1:], 1):
+    """Every rank grew the same trees (they took the same decisions from the same sums), or a clear error.
+
+    ``replies``: each rank's trees of one round."""
+    first = replies[0]
+    for rank, trees in enumerate(replies[1:], 1):
         for a, b in zip(first, trees):
             if not all(np.array_equal(getattr(a, f), getattr(b, f))
                        for f in ("feature", "threshold", "missing_left", "left", "right", "value")):

@@ -95,7 +95,10 @@ class DaskEngine:
         return RoundEvaluationParts(self.client, eval_set, encode, self.classes, loss, metric, self.n_features,
                                     n_outputs, base_margin, self._evals)
 
-    def boost(self, data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round):
+    def boost(self, data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round,
+              per_round: bool = True):
+        """The fit's trees; ``per_round``: ``on_round`` has work between rounds (eval sets, callbacks, progress),
+        else it may be called for each round after the fact (the collective loop then batches rounds)."""
         if isinstance(self.search, DaskHistSearch):
             if HIST_LOOP == "collective":
                 from .dask_collective import start_collective
@@ -103,7 +106,7 @@ class DaskEngine:
                 self.collective = start_collective(self.search)
             if self.collective is not None:
                 self.loop = "collective"
-                return self.collective.boost(n_outputs, params, on_round)
+                return self.collective.boost(n_outputs, params, on_round, per_round)
             return boost_on_workers(self.search, n_outputs, params, on_round)
         return boost(data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round, search=self.search)
 
