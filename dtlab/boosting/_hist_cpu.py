@@ -115,6 +115,36 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
 
 
 @numba.njit(**NJIT)
+def _build_slice(f0, f1, bins, order, nseg, build, g, h, out_g, out_h):
+    """Features ``f0:f1`` of the histograms of the nodes ``build`` from their rows, node ``build[j]`` into
+    ``out_*[j]``: the build of :func:`_level_slice` (the same additions in the same order), written compactly
+    for a Dask part to send (no copy out of the level's node-indexed arrays)."""
+    n_total = out_g.shape[2]
+    for j in range(build.shape[0]):
+        k = build[j]
+        for f in range(f0, f1):
+            for b in range(n_total):
+                out_g[j, f, b] = 0.0
+                out_h[j, f, b] = 0.0
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            gr = g[r]
+            hr = h[r]
+            for f in range(f0, f1):
+                b = bins[r, f]
+                out_g[j, f, b] += gr
+                out_h[j, f, b] += hr
+
+
+@numba.njit(parallel=True, **NJIT)
+def _build_nodes(bins, order, nseg, build, g, h, out_g, out_h, n_workers):
+    """:func:`_build_slice` with the features cut into ``n_workers`` slices."""
+    d = bins.shape[1]
+    for w in numba.prange(n_workers):
+        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, bins, order, nseg, build, g, h, out_g, out_h)
+
+
+@numba.njit(**NJIT)
 def _place_children(build, parent, built_g, built_h, hg_parent, hh_parent, hg, hh):
     """A level's histograms from those built (summed over a Dask fit's parts): node ``build[j]`` gets
     ``built_*[j]``, its sibling ``build[j] ^ 1`` the parent's (``*_parent[parent[j]]``) minus it -- the

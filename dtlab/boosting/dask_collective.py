@@ -48,7 +48,7 @@ __all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "CollectiveLoop", "WorkerHist
 
 #: Seconds a rank waits for another one (a level's histograms, the group's connections).
 COLLECTIVE_TIMEOUT_S = 60.0
-#: Seconds of rounds one task may hold where the client has nothing to do between rounds (far below the
+#: Seconds of rounds after which a task stops where the client has nothing to do between rounds (far below the
 #: executor's round timeout; a lost worker is noticed within POLL_S whatever the task's length).
 TASK_SECONDS = 5.0
 
@@ -59,12 +59,12 @@ class _LocalParts:
     def __init__(self, part: Any, collective: Any):
         self.part, self.collective = part, collective
         self.received_bytes = 0
-
+        part.reuse_buffers = True  # its replies are summed in place and read before its next message
     def send(self, message: tuple) -> list:
         """The part's reply to ``message`` -- ``((G, H, count) per node, (g, h) histograms of the nodes built or
         None)`` -- summed over the group's parts in part order (:meth:`Collective.allreduce`: raw arrays)."""
         sums, hists = self.part.handle(message, False)
-        arrays = [np.ascontiguousarray(a) for a in (*sums, *(hists or ()))]  # fresh arrays: summed in place
+        arrays = [np.ascontiguousarray(a) for a in (*sums, *(hists or ()))]  # the part's: summed in place
         before = self.collective.bytes_received
         total = self.collective.allreduce(arrays)
         self.received_bytes += self.collective.bytes_received - before
@@ -128,16 +128,25 @@ class WorkerHistSearch(DaskHistSearch):
         return sums
 
 
-def _attach(replica: Any, key: str, rank: int, cuts: list, col_missing: np.ndarray, max_bins: int) -> None:
-    """Run on each worker once the group is joined: its finder, kept beside its part."""
+def _join_attach(replica: Any, key: str, rank: int, world: int, address: tuple, names: list, timeout: float,
+                 cuts: list, col_missing: np.ndarray, max_bins: int) -> int:
+    """Run on every rank's worker at once: join the group (:func:`join_group`), then keep the rank's finder
+    beside its part (one task, one scheduler round trip for both)."""
+    join_group(None, key, rank, world, address, names, timeout)
     replica.collective_search = WorkerHistSearch(replica.state, group(key, rank), cuts, col_missing, max_bins)
+    return rank
 
 
-def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict, n_rounds: int = 1) -> tuple:
-    """Run on each worker: ``n_rounds`` rounds of trees (one per output each), grown with the other ranks.
+def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict, n_rounds: int = 1,
+           budget: float | None = None, close: bool = False) -> tuple:
+    """Run on each worker: up to ``n_rounds`` rounds of trees (one per output each), grown with the other ranks.
 
-    Returns the trees (a list per round), the bytes received per level, the seconds spent in the exchanges
-    and the rest (the rank's own work: its histograms, the scan, the decisions).
+    ``budget``: seconds after which the ranks stop early, all after the same round (each round ends with an
+    :meth:`~dtlab.distributed.collective.Collective.allreduce` of whether a rank is past it); None: every
+    round.  ``close``: close the group after the last of ``n_rounds`` (the fit's last round: no task more).
+
+    Returns the trees (a list per round done), the bytes received per level, the seconds spent in the
+    exchanges and the rest (the rank's own work: its histograms, the scan, the decisions).
     """
     start = time.perf_counter()
     search = replica.collective_search
@@ -145,17 +154,23 @@ def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict, n_roun
     waited, n_levels = collective.wait_seconds, len(search.level_bytes)
     rounds = []
     try:
-        for _ in range(n_rounds):
+        for r in range(n_rounds):
             trees = []
             for c in range(n_outputs):
                 tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
                 search.tree_done(c, tree.value[node_leaf])
                 trees.append(tree)
             rounds.append(trees)
+            if budget is not None and r + 1 < n_rounds:
+                late = np.array([time.perf_counter() - start > budget], np.int64)
+                if collective.allreduce([late])[0][0] > 0:
+                    break
     except BaseException:
         close_group(None, key, rank)  # a failed round ends the group: no rank left waiting on this one
         raise
     exchange = collective.wait_seconds - waited
+    if close and len(rounds) == n_rounds:
+        close_group(None, key, rank)
     return rounds, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
 
 
@@ -179,40 +194,48 @@ class CollectiveLoop:
         self.seconds = {"round": 0.0, "work": 0.0, "exchange": 0.0}
         self.level_bytes: list = []
         self.round_trips = 0
+        self.closed = False
 
     def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None,
               per_round: bool = True) -> list:
         """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, one task per worker for each round or,
         where the client has nothing to do between rounds (``per_round=False``: no eval set, callback or
-        progress bar; ``on_round`` is then called for each round afterwards), for as many rounds as
-        :data:`TASK_SECONDS` hold at the last task's pace: a round through the scheduler costs a submit and a
-        gather, about as much as a round's work at the benchmark's size."""
+        progress bar; ``on_round`` is then called for each round afterwards), one task for as many rounds as
+        :data:`TASK_SECONDS` hold (every round of the benchmark's fits): a round through the scheduler costs a
+        submit and a gather, about half a round's work at the benchmark's size.  The fit's last task closes
+        the group."""
         grow = dict(max_depth=params["max_depth"], learning_rate=params["learning_rate"],
                     reg_lambda=params["reg_lambda"], gamma=params["gamma"],
                     min_child_weight=params["min_child_weight"])
         trees: list = []
-        r, n_rounds, batch = 0, params["n_estimators"], 1
+        r, n_rounds = 0, params["n_estimators"]
         while r < n_rounds:
-            batch = 1 if per_round else min(batch, n_rounds - r)
+            batch = 1 if per_round else n_rounds - r
+            budget = None if per_round else TASK_SECONDS
+            last = r + batch == n_rounds
             start = time.perf_counter()
-            replies = self.executor.map_each(_round, [(self.key, k, n_outputs, grow, batch) for k in self.ranks],
-                                             resend=False)
-            seconds = time.perf_counter() - start
-            self.seconds["round"] += seconds
+            replies = self.executor.map_each(
+                _round, [(self.key, k, n_outputs, grow, batch, budget, last) for k in self.ranks], resend=False)
+            self.seconds["round"] += time.perf_counter() - start
             self.round_trips += 1
             self.seconds["work"] += max(own for *_, own in replies)
             self.seconds["exchange"] += max(wait for _, _, wait, _ in replies)
             self.level_bytes += replies[0][1]
-            for i in range(batch):
+            done = len(replies[0][0])
+            if any(len(rounds) != done for rounds, *_ in replies):
+                raise RuntimeError("the ranks of the group grew different numbers of rounds")
+            self.closed = last and done == batch
+            for i in range(done):
                 _check_same_trees([rounds[i] for rounds, *_ in replies])
                 trees += replies[0][0][i]
                 if on_round is not None and on_round(r + i, trees):
                     return trees
-            r += batch
-            batch = max(1, int(TASK_SECONDS * batch / max(seconds, 1e-9)))
+            r += done
         return trees
 
     def close(self) -> None:
+        if self.closed:  # the last round's task closed it
+            return
         try:
             self.executor.map_each(close_group, [(self.key, k) for k in self.ranks], resend=False)
         except Exception:  # a lost worker took its sockets with it; the others closed theirs on the error
@@ -242,12 +265,10 @@ def start_collective(search: DaskHistSearch, timeout: float = COLLECTIVE_TIMEOUT
     loop = CollectiveLoop(executor, key)
     try:
         address = executor.map_each(open_group, [(key, k, n) for k in range(n)], resend=False)[0]
-        executor.map_each(join_group, [(key, k, n, address, list(executor.workers), timeout) for k in range(n)],
-                          resend=False)
-        executor.map_each(_attach, [(key, k, search.cuts, search.col_missing, search.n_bins_total)
-                                    for k in range(n)], resend=False)
+        executor.map_each(_join_attach, [(key, k, n, address, list(executor.workers), timeout, search.cuts,
+                                          search.col_missing, search.n_bins_total) for k in range(n)], resend=False)
     except (CollectiveError, ClusterError, OSError):  # the scheduler-driven loop sends a lost part again
         loop.close()
         return None
-    loop.round_trips = 3  # the group's address, its connections, the finders
+    loop.round_trips = 2  # the group's address, its connections and finders
     return loop

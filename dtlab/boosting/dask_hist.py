@@ -37,7 +37,7 @@ import numpy as np
 
 from ..backend import thread_scope
 from ..distributed.dask_data import stack_rows
-from ._hist_cpu import _level, _level_slice
+from ._hist_cpu import _build_nodes, _build_slice
 from .dask_bins import ColumnKeys
 from .grower import ColumnData, HostRows
 from .hist import HistSearch
@@ -103,6 +103,9 @@ class HistPart:
         self.keys = None
         self.search = None
         self.rows = None
+        self.reuse_buffers = False  # see _build
+        self._kept = [None, None]
+        self._turn = 0
 
     # queries of the cut procedure (no state changed)
     def column_keys(self) -> ColumnKeys:
@@ -153,19 +156,26 @@ class HistPart:
 
     def _build(self, build: np.ndarray):
         """Histograms of the nodes ``build`` of the level from this part's rows: (g, h), each
-        (n_build, n_features, max_bins) float64 (``_hist_cpu``'s level kernel with no subtraction, no scan)."""
+        (n_build, n_features, max_bins) float64 (``_hist_cpu``'s build, as in its level kernel).
+
+        Fresh arrays, except for a part of a collective fit (``reuse_buffers``): two pairs kept and taken in
+        turn (its finder reads a level's histograms, and the root's until the next level is placed; fresh
+        memory would be faulted in page by page at every level)."""
         s = self.search
-        d = s.bins.shape[1]
-        none = np.full(build.shape[0], -1, np.int64)
-        empty = np.empty(0)
-        args = (s.bins, s.order, s.nseg, build, none, s.hg, s.hh, s.g, s.h, s.hg, s.hh, 0, s.n_bins, empty, empty,
-                s.col_missing, 0.0, 0.0, s.pos_bins, s.bufs, np.empty((d, 0)), np.empty((d, 0), np.int64),
-                np.empty((d, 0), np.bool_))
-        if s.parallel:
-            _level(*args, s.n_workers)
+        shape = (build.shape[0], s.bins.shape[1], s.n_bins_total)
+        if self.reuse_buffers:
+            self._turn ^= 1
+            kept = self._kept[self._turn]
+            if kept is None or kept[0].shape[0] < shape[0]:
+                kept = self._kept[self._turn] = (np.empty(shape), np.empty(shape))
+            out_g, out_h = kept[0][:shape[0]], kept[1][:shape[0]]
         else:
-            _level_slice(0, d, 0, *args)
-        return s.hg[build], s.hh[build]
+            out_g, out_h = np.empty(shape), np.empty(shape)
+        if s.parallel:
+            _build_nodes(s.bins, s.order, s.nseg, build, s.g, s.h, out_g, out_h, s.n_workers)
+        else:
+            _build_slice(0, shape[1], s.bins, s.order, s.nseg, build, s.g, s.h, out_g, out_h)
+        return out_g, out_h
 
 
 def _column_keys(state: HistPart) -> ColumnKeys:
