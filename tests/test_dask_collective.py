@@ -82,6 +82,24 @@ def test_allreduce_adds_raw_arrays_in_rank_order_on_every_rank(world):
             assert np.array_equal(out[rank][i][-1], sum(counts))
 
 
+def test_swap_sends_each_rank_the_others_arrays_of_other_sizes():
+    """Two ranks swap arrays of different sizes (uneven halves), bool and float, larger than the socket buffers."""
+    sizes = [(3, 70000), (4, 70000)]
+
+    def body(rank):
+        out = [np.full(sizes[rank], rank + 1.0), np.arange(sizes[rank][0]) % 2 == rank]
+        into = [np.empty(sizes[1 - rank]), np.empty(sizes[1 - rank][0], np.bool_)]
+        group("swap", rank).swap(out, into)
+        return into
+
+    out = run_ranks(2, "swap", body)
+    for rank in range(2):
+        assert not isinstance(out[rank], Exception), out[rank]
+        other = 1 - rank
+        assert np.array_equal(out[rank][0], np.full(sizes[other], other + 1.0))
+        assert np.array_equal(out[rank][1], np.arange(sizes[other][0]) % 2 == other)
+
+
 #: The two exchanges: pickled values through rank 0, raw arrays (with two ranks both sending at once).
 EXCHANGES = {"reduce_broadcast": lambda c: c.reduce_broadcast(np.ones(3), _in_rank_order),
              "allreduce": lambda c: c.allreduce([np.ones(3)])}

@@ -145,15 +145,36 @@ def _build_nodes(bins, order, nseg, build, g, h, out_g, out_h, n_workers):
 
 
 @numba.njit(**NJIT)
-def _place_children(build, parent, built_g, built_h, hg_parent, hh_parent, hg, hh):
-    """A level's histograms from those built (summed over a Dask fit's parts): node ``build[j]`` gets
-    ``built_*[j]``, its sibling ``build[j] ^ 1`` the parent's (``*_parent[parent[j]]``) minus it -- the
-    subtraction of :func:`_level_slice`, with no temporary arrays."""
+def _split_hessians(hh, ks, fs, bs, lefts, n_bins, out):
+    """Hessian sums left and right of the split at bin ``bs[i]`` of feature ``fs[i]`` of node ``ks[i]``, in
+    ``out[0, i]``, ``out[1, i]`` (the missing bin, the last, to the left where ``lefts[i]``): what a Dask fit
+    compares to choose the child to build (its workers hold no row counts)."""
+    miss = hh.shape[2] - 1
+    for i in range(ks.shape[0]):
+        k, f, b = ks[i], fs[i], bs[i]
+        h_left = 0.0
+        h_present = 0.0
+        for j in range(n_bins[f]):
+            x = hh[k, f, j]
+            h_present += x
+            if j <= b:
+                h_left += x
+        if lefts[i]:
+            h_left += hh[k, f, miss]
+        out[0, i] = h_left
+        out[1, i] = h_present + hh[k, f, miss] - h_left
+
+
+@numba.njit(**NJIT)
+def _place_children(f0, f1, build, parent, built_g, built_h, hg_parent, hh_parent, hg, hh):
+    """Features ``f0:f1`` of a level's histograms from those built (summed over a Dask fit's parts): node
+    ``build[j]`` gets ``built_*[j]``, its sibling ``build[j] ^ 1`` the parent's (``*_parent[parent[j]]``) minus
+    it -- the subtraction of :func:`_level_slice`, with no temporary arrays."""
     for j in range(build.shape[0]):
         k = build[j]
         o = k ^ 1
         p = parent[j]
-        for f in range(hg.shape[1]):
+        for f in range(f0, f1):
             for b in range(hg.shape[2]):
                 hg[k, f, b] = built_g[j, f, b]
                 hh[k, f, b] = built_h[j, f, b]

@@ -39,10 +39,11 @@ import numpy as np
 
 from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
 from ..distributed.dask_executor import ClusterError
-from ._hist_cpu import _place_children
+from ._hist_cpu import _level_slice, _place_children, _split_hessians
 from .dask_hist import DaskHistSearch, TreeStart
 from .grower import ColumnData, grow_boosted_tree
 from .hist import HistSearch
+from .sampling import gate_gains
 
 __all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
 
@@ -53,26 +54,66 @@ COLLECTIVE_TIMEOUT_S = 60.0
 TASK_SECONDS = 5.0
 
 
-class _LocalParts:
-    """What a worker's finder sees as "the replicas": its own part, and the group for the rest."""
+def feature_halves(n_features: int) -> list[tuple[int, int]]:
+    """The features each of two ranks sums and scans: ``[(0, d // 2), (d // 2, d)]``."""
+    return [(0, n_features // 2), (n_features // 2, n_features)]
 
-    def __init__(self, part: Any, collective: Any):
+
+class _LocalParts:
+    """What a worker's finder sees as "the replicas": its own part, and the group for the rest.
+
+    ``own``: the features whose summed histograms this rank keeps -- all of them, or with two ranks its half
+    (:func:`feature_halves`): each rank then sends the other only the other's half of its histograms and adds
+    the other's half of its own (a reduce-scatter), half the bytes of a whole exchange.
+    """
+
+    def __init__(self, part: Any, collective: Any, n_features: int):
         self.part, self.collective = part, collective
         self.received_bytes = 0
         part.reuse_buffers = True  # its replies are summed in place and read before its next message
+        halves = feature_halves(n_features)
+        self.split = collective.world == 2
+        self.own = halves[collective.rank] if self.split else (0, n_features)
+        self.other = halves[1 - collective.rank] if self.split else None
+
     def send(self, message: tuple) -> list:
         """The part's reply to ``message`` -- ``((G, H, count) per node, (g, h) histograms of the nodes built or
-        None)`` -- summed over the group's parts in part order (:meth:`Collective.allreduce`: raw arrays)."""
+        None)`` -- summed over the group's parts in part order: the sums whole, the histograms over the
+        features ``own`` (the rest of them this rank's alone)."""
         sums, hists = self.part.handle(message, False)
-        arrays = [np.ascontiguousarray(a) for a in (*sums, *(hists or ()))]  # the part's: summed in place
+        sums = [np.ascontiguousarray(a) for a in sums]  # the part's fresh arrays: summed in place
         before = self.collective.bytes_received
-        total = self.collective.allreduce(arrays)
+        if hists is None or not self.split:
+            total = self.collective.allreduce(sums + [np.ascontiguousarray(a) for a in (hists or ())])
+            sums, hists = total[:3], None if hists is None else tuple(total[3:])
+        else:
+            (a, b), (p, q) = self.own, self.other
+            n_build = hists[0].shape[0]
+            theirs = [np.empty_like(x) for x in sums]
+            halves = [np.empty((n_build, b - a, hists[0].shape[2])) for _ in hists]
+            # each built node's block of the other's features is contiguous: sent as it lies, no copy
+            self.collective.swap(sums + [h[j, p:q] for h in hists for j in range(n_build)], theirs + halves)
+            for x, y in zip(sums, theirs):
+                np.add(x, y, out=x)  # rank 0's + rank 1's: the same bits either way round
+            for h, y in zip(hists, halves):
+                np.add(h[:, a:b], y, out=h[:, a:b])
         self.received_bytes += self.collective.bytes_received - before
-        return [(tuple(total[:3]), None if hists is None else tuple(total[3:]))]
+        return [(tuple(sums), hists)]
+
+    def gather_scan(self, arrays: list) -> None:
+        """Complete per-feature arrays (rows: features) of which this rank filled its own rows."""
+        if self.split:
+            (a, b), (p, q) = self.own, self.other
+            self.collective.swap([np.ascontiguousarray(x[a:b]) for x in arrays], [x[p:q] for x in arrays])
 
 
 class WorkerHistSearch(DaskHistSearch):
     """The client's histogram finder run on a worker: the same decisions from the group's summed replies.
+
+    With two ranks each keeps the summed histograms of half the features (:class:`_LocalParts`), scans
+    them, and the ranks swap their halves of the per-feature results -- best gain, bin and missing side of
+    every node, and the hessians left and right of that bin (what :meth:`split` reads to choose the child to
+    build) -- before every rank takes the client's decisions from the whole of them.
 
     Parameters
     ----------
@@ -84,8 +125,8 @@ class WorkerHistSearch(DaskHistSearch):
     """
 
     def __init__(self, part: Any, collective: Any, cuts: list, col_missing: np.ndarray, max_bins: int):
-        self.replicas = _LocalParts(part, collective)
         n_features = len(cuts)
+        self.replicas = _LocalParts(part, collective, n_features)
         empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
                            n_features)
         HistSearch.__init__(self, empty, 1, max_bins, cuts)  # one thread: the client's scan, the same choices
@@ -110,9 +151,41 @@ class WorkerHistSearch(DaskHistSearch):
         self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
         self.depth = 0
 
+    def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
+        """:meth:`HistSearch.find` over the rank's own features, the other rank's results swapped in."""
+        d = self.bins.shape[1]
+        a, b = self.replicas.own
+        f_gain = np.empty((d, n_nodes))
+        f_bin = np.empty((d, n_nodes), np.int64)
+        f_left = np.empty((d, n_nodes), np.bool_)
+        _level_slice(a, b, 0, self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent,
+                     self.hh_parent, self.g, self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h,
+                     self.col_missing, lam, mcw, self.pos_bins, self.bufs, f_gain, f_bin, f_left)
+        self._h_sides = np.empty((2, d, n_nodes))
+        if self.replicas.split:
+            # DaskHistSearch.split's hessians left and right of each feature's best bin (the same kernel: the
+            # same sums), for the features whose histograms this rank holds
+            f, k = np.divmod(np.arange(a * n_nodes, b * n_nodes), n_nodes)
+            sides = np.empty((2, f.shape[0]))
+            _split_hessians(self.hh, k, f, f_bin[a:b].ravel(), f_left[a:b].ravel(), self.n_bins, sides)
+            self._h_sides[:, a:b] = sides.reshape(2, b - a, n_nodes)
+            self.replicas.gather_scan([f_gain, f_bin, f_left, self._h_sides[0], self._h_sides[1]])
+        gate_gains(f_gain, getattr(self, "allowed", None))
+        return self._choose(f_gain, f_bin, f_left, n_nodes)
+
+    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
+        if not self.replicas.split:
+            return DaskHistSearch.split(self, split_k, split_f, split_thr, split_left, pos, side, last)
+        h_left, h_right = self._h_sides[0, split_f, split_k], self._h_sides[1, split_f, split_k]
+        pairs = 2 * np.arange(split_k.shape[0])
+        build = np.where(h_left <= h_right, pairs, pairs + 1).astype(np.int64)
+        self._decision = (split_k.astype(np.int64), split_f.astype(np.int64), self.split_bin.astype(np.int64),
+                          np.asarray(split_left, np.bool_), build, bool(last))
+
     def advance_level(self, which: np.ndarray, level_ids: np.ndarray, n_children: int):
         """:meth:`DaskHistSearch.advance_level` into the finder's kept buffers (:meth:`HistSearch._alloc`),
-        each sibling its parent minus the built child as there, with no temporaries (:func:`_place_children`)."""
+        each sibling its parent minus the built child as there, with no temporaries (:func:`_place_children`),
+        for the rank's own features."""
         split_k, split_f, split_bin, split_left, build, last = self._decision
         before = self.replicas.received_bytes
         ((sums, built),) = self.replicas.send(("level", split_k, split_f, split_bin, split_left, which, level_ids,
@@ -122,7 +195,7 @@ class WorkerHistSearch(DaskHistSearch):
         if not last:
             shape = (n_children,) + self.hg.shape[1:]
             hg, hh = self._alloc(shape), self._alloc(shape)
-            _place_children(build, split_k, built[0], built[1], self.hg, self.hh, hg, hh)
+            _place_children(*self.replicas.own, build, split_k, built[0], built[1], self.hg, self.hh, hg, hh)
             self.hg, self.hh = hg, hh
         self.hg_parent, self.hh_parent = self.hg, self.hh
         return sums

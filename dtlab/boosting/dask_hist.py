@@ -37,7 +37,7 @@ import numpy as np
 
 from ..backend import thread_scope
 from ..distributed.dask_data import stack_rows
-from ._hist_cpu import _build_nodes, _build_slice
+from ._hist_cpu import _build_nodes, _build_slice, _split_hessians
 from .dask_bins import ColumnKeys
 from .grower import ColumnData, HostRows
 from .hist import HistSearch
@@ -252,16 +252,13 @@ class DaskHistSearch(HistSearch):
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
         """Keep the level's decisions for the round :meth:`DaskRows.advance` sends; choose the child to build."""
-        split_bin = self.split_bin
-        b = split_bin[split_k]
-        n_bins = self.n_bins[split_f]
-        hh = self.hh[split_k, split_f]  # (n_split, max_bins): each split node's hessians over its feature's bins
-        below = np.arange(hh.shape[1])[None, :] <= b[:, None]
-        present = np.arange(hh.shape[1])[None, :] < n_bins[:, None]
-        h_left = (hh * (below & present)).sum(axis=1) + np.where(split_left, hh[:, -1], 0.0)
-        h_right = (hh * present).sum(axis=1) + hh[:, -1] - h_left
+        sides = np.empty((2, split_k.shape[0]))
+        _split_hessians(self.hh, split_k.astype(np.int64), split_f.astype(np.int64),
+                        self.split_bin[split_k].astype(np.int64), np.asarray(split_left, np.bool_), self.n_bins, sides)
+        h_left, h_right = sides
         pairs = 2 * np.arange(split_k.shape[0])
         build = np.where(h_left <= h_right, pairs, pairs + 1).astype(np.int64)
+        split_bin = self.split_bin
         self._decision = (split_k.astype(np.int64), split_f.astype(np.int64), split_bin.astype(np.int64),
                           np.asarray(split_left, np.bool_), build, bool(last))
 

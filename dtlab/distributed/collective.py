@@ -142,8 +142,7 @@ class Collective:
             if self.world == 2:
                 peer = 1 - self.rank
                 theirs = [np.empty_like(a) for a in arrays]
-                self._duplex(peer, [np.array([nbytes], np.uint64)] + list(arrays),
-                             [np.zeros(1, np.uint64)] + theirs, nbytes)
+                self._duplex(peer, list(arrays), theirs)
                 for a, b in zip(arrays, theirs):  # rank 0's + rank 1's (a + b is b + a in IEEE arithmetic)
                     np.add(a, b, out=a)
                 return arrays
@@ -164,6 +163,20 @@ class Collective:
             return arrays
         except CollectiveError:
             self.close()  # the peers still waiting on this rank learn at once, not at their timeout
+            raise
+        finally:
+            self.wait_seconds += time.perf_counter() - start
+
+    def swap(self, out: list, into: list) -> None:
+        """Two ranks only: send the C-contiguous arrays ``out`` to the other rank while receiving its ``out``
+        into ``into`` (C-contiguous, its sizes in order): the halves of a reduce-scatter, a gather of halves."""
+        if self.world != 2:
+            raise ValueError(f"swap is between two ranks; this group has {self.world}")
+        start = time.perf_counter()
+        try:
+            self._duplex(1 - self.rank, list(out), list(into))
+        except CollectiveError:
+            self.close()
             raise
         finally:
             self.wait_seconds += time.perf_counter() - start
@@ -200,9 +213,13 @@ class Collective:
                 raise CollectiveError(f"{self._who(rank)} closed its connection: the worker left")
             got += k
 
-    def _duplex(self, rank: int, out: list, into: list, nbytes: int) -> None:
+    def _duplex(self, rank: int, out: list, into: list) -> None:
         """Send the arrays ``out`` to ``rank`` while receiving ``into`` from it, both at once (two blocking sends
-        of more than the sockets hold would wait on each other for ever), within the timeout."""
+        of more than the sockets hold would wait on each other for ever), within the timeout; each side's
+        bytes go first, to be checked against what the other expects."""
+        n_out, n_in = sum(a.nbytes for a in out), sum(a.nbytes for a in into)
+        out = [np.array([n_out], np.uint64)] + out
+        into = [np.zeros(1, np.uint64)] + into
         sock = self.peers[rank]
         sends = [memoryview(a).cast("B") for a in out if a.nbytes]
         recvs = [memoryview(a).cast("B") for a in into if a.nbytes]
@@ -242,11 +259,11 @@ class Collective:
             if self.peers:
                 sock.settimeout(self.timeout)  # blocking again, with the timeout
         (n,) = into[0]
-        if n != nbytes:
-            raise CollectiveError(f"{self._who(rank)} sent {n} bytes where {nbytes} were expected: the ranks are "
+        if n != n_in:
+            raise CollectiveError(f"{self._who(rank)} sent {n} bytes where {n_in} were expected: the ranks are "
                                   "out of step")
-        self.bytes_sent += nbytes
-        self.bytes_received += nbytes
+        self.bytes_sent += n_out
+        self.bytes_received += n_in
 
     def close(self) -> None:
         for s in self.peers.values():

@@ -125,6 +125,18 @@ def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind, monkey
     assert tree_messages > 3 * params["n_estimators"]
 
 
+def test_collective_with_an_odd_number_of_features_grows_the_scheduler_loops_trees(client, monkeypatch):
+    """Two ranks keep the summed histograms of 3 and 4 of 7 features each (a reduce-scatter of uneven halves)."""
+    X, z = data(n=700, d=7, seed=5)
+    params = dict(n_estimators=3, max_depth=4, split_method="hist", learning_rate=0.3, n_jobs=1, executor=client)
+    fits = {}
+    for loop in ("scheduler", "collective"):
+        monkeypatch.setattr(dask_fit, "HIST_LOOP", loop)
+        fits[loop] = GBDTClassifier(**params).fit(X, (z > 0).astype(int))
+    assert fits["collective"].dask_stats_["loop"] == "collective"
+    assert_same_trees(fits["collective"], fits["scheduler"])
+
+
 def test_the_collective_falls_back_to_the_scheduler_loop_where_it_cannot_start(client, monkeypatch):
     """Workers that cannot open the group's sockets: the fit takes the scheduler-driven loop, says so, and
     grows the same trees."""
