@@ -43,7 +43,7 @@ from .grower import ColumnData, HostRows
 from .hist import HistSearch
 from .losses import LOSSES
 
-__all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "part_matrix"]
+__all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "block_summary", "first_summaries", "part_matrix"]
 
 
 def worker_threads() -> int:
@@ -75,31 +75,45 @@ def encode_part_labels(y_blocks: list, classes: np.ndarray | None, n_outputs: in
     return codes.astype(np.int32) if n_outputs > 1 else codes.astype(np.float32)
 
 
+def block_summary(y: Any, classifier: bool):
+    """A label block's rows, and its distinct labels and their counts (classification) or its float64 sum and
+    float32 mean (regression): :func:`~.dask_labels.combine_summaries` makes the whole data's targets of them."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.reshape(-1)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if classifier:
+        values, counts = np.unique(y, return_counts=True)
+        return y.shape[0], values, counts, None
+    yf = y.astype(np.float32)
+    if not np.all(np.isfinite(yf)):
+        raise ValueError("y contains NaN or inf")
+    single = float(np.mean(yf)) if yf.size else 0.0  # the one-block case: exactly the local fit's mean
+    return y.shape[0], None, None, (float(yf.astype(np.float64).sum()), single)
+
+
 class HistPart:
     """One worker's rows: their bins, targets, margins, gradients and the nodes of the tree being grown.
+
+    The labels are kept as given until the ``"cuts"`` message brings the whole data's classes, loss and base
+    margin (:meth:`summaries` first tells the client what the part's labels are, in the same query as its
+    columns: one scheduler round trip for both).
 
     Parameters
     ----------
     X_blocks, y_blocks : lists of row blocks and their targets
-    classes : ndarray or None (regression)
-    loss : str, a :data:`~dtlab.boosting.losses.LOSSES` key
-    n_outputs : int
-    base_margin : float
     max_bins : int
     """
 
-    def __init__(self, X_blocks: list, y_blocks: list, classes, loss: str, n_outputs: int, base_margin: float,
-                 max_bins: int):
+    def __init__(self, X_blocks: list, y_blocks: list, max_bins: int):
         self.data = ColumnData.from_input(part_matrix(X_blocks))
-        self.y = encode_part_labels(y_blocks, classes, n_outputs)
-        if self.y.shape[0] != self.data.n_samples:
-            raise ValueError(f"a part holds {self.data.n_samples} rows of X but {self.y.shape[0]} targets")
-        self.loss = LOSSES[loss]
+        self.y_blocks = y_blocks
+        n_y = sum(np.shape(b)[0] for b in y_blocks)
+        if n_y != self.data.n_samples:
+            raise ValueError(f"a part holds {self.data.n_samples} rows of X but {n_y} targets")
         self.max_bins = max_bins
         self.n_threads = worker_threads()
-        shape = (self.data.n_samples,) if n_outputs == 1 else (self.data.n_samples, n_outputs)
-        self.margin = np.full(shape, base_margin, np.float32)
-        self.g, self.h = np.empty(shape, np.float32), np.empty(shape, np.float32)
         self.keys = None
         self.search = None
         self.rows = None
@@ -113,10 +127,24 @@ class HistPart:
             self.keys = ColumnKeys(self.data.indptr, self.data.values)
         return self.keys
 
+    def summaries(self, max_bins: int, classifier: bool) -> tuple:
+        """``(ColumnKeys.summary, [block_summary of each label block])``: the first query of a fit."""
+        return self.column_keys().summary(max_bins), [block_summary(b, classifier) for b in self.y_blocks]
+
+    def _set_targets(self, classes, loss: str, n_outputs: int, base_margin: float) -> None:
+        """The labels encoded as the boosting loop takes them, margins at the base, room for gradients."""
+        self.y = encode_part_labels(self.y_blocks, classes, n_outputs)
+        self.y_blocks = None
+        self.loss = LOSSES[loss]
+        shape = (self.y.shape[0],) if n_outputs == 1 else (self.y.shape[0], n_outputs)
+        self.margin = np.full(shape, base_margin, np.float32)
+        self.g, self.h = np.empty(shape, np.float32), np.empty(shape, np.float32)
+
     def handle(self, message: tuple, replay: bool):
         kind = message[0]
         with thread_scope(self.n_threads):
-            if kind == "cuts":
+            if kind == "cuts":  # ("cuts", cuts, (classes, loss, n_outputs, base margin))
+                self._set_targets(*message[2])
                 self.search = HistSearch(self.data, self.n_threads, self.max_bins, message[1])
                 self.data = self.keys = None  # the bins are all that is needed from here on
                 return None
@@ -182,12 +210,18 @@ def _column_keys(state: HistPart) -> ColumnKeys:
     return state.column_keys()
 
 
-def _summary(state: HistPart, max_bins: int):
-    return _column_keys(state).summary(max_bins)
+def _summaries(state: HistPart, max_bins: int, classifier: bool):
+    return state.summaries(max_bins, classifier)
 
 
 def _windows(state: HistPart, brackets: list):
     return _column_keys(state).windows(brackets)
+
+
+def first_summaries(replicas, max_bins: int, classifier: bool) -> tuple[list, list]:
+    """Every part's column summary and its label blocks' summaries (in block order), in one query."""
+    replies = replicas.ask(_summaries, max_bins, classifier)
+    return [c for c, _ in replies], [s for _, blocks in replies for s in blocks]
 
 
 class TreeStart:
@@ -206,20 +240,22 @@ class DaskHistSearch(HistSearch):
     n_features, n_samples : int
     max_bins : int
     n_threads : int, threads of the client's scan
+    targets : tuple, ``(classes or None, loss name, n_outputs, base margin)`` sent with the cuts
+    summaries : list, every part's :meth:`ColumnKeys.summary` (the first element of :func:`first_summaries`'s)
 
     Attributes
     ----------
     level_bytes : list of (depth, bytes received) per level round: the histograms (and node sums) sent
     """
 
-    def __init__(self, replicas, n_features: int, n_samples: int, max_bins: int, n_threads: int):
+    def __init__(self, replicas, n_features: int, n_samples: int, max_bins: int, n_threads: int, targets: tuple,
+                 summaries: list):
         from .dask_bins import distributed_cuts
 
         self.replicas = replicas
-        cuts, n_present = distributed_cuts(
-            n_features, max_bins, lambda: replicas.ask(_summary, max_bins),
-            lambda brackets: replicas.ask(_windows, brackets))
-        replicas.send(("cuts", cuts))
+        cuts, n_present = distributed_cuts(n_features, max_bins, lambda: summaries,
+                                           lambda brackets: replicas.ask(_windows, brackets))
+        replicas.send(("cuts", cuts, targets))
         empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
                            n_features)
         super().__init__(empty, n_threads, max_bins, cuts)
