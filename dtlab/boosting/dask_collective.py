@@ -1,32 +1,36 @@
-"""Histogram boosting on Dask with the workers talking to each other: one task per worker per round, no
+"""Histogram boosting on Dask with the workers talking to each other: one task per worker for the rounds, no
 scheduler round trip per level.
 
 The scheduler-driven loop (:func:`~.dask_fit.boost_on_workers`) grows each
 tree on the client and pays one submit and gather through the scheduler per
 level: ``n_estimators x (max_depth + 1)`` round trips.  Here every worker runs
 the *same* grower (:class:`WorkerHistSearch`: the client's
-:class:`~.dask_hist.DaskHistSearch`, unchanged, over the worker's own
-:class:`~.dask_hist.HistPart`) for a whole round of trees in one task.  Where
-the client's finder would send a level's message to the parts and add their
-replies in part order, the worker's applies the message to its own part and
-exchanges the reply with the others through
-:meth:`~dtlab.distributed.collective.Collective.allreduce`: every part's
-(sums, histograms) added in part order -- the client's additions, bit for
-bit -- on every rank, the arrays sent as raw bytes.  Every worker then scans the same
-histograms and takes the same decisions, so every worker grows the trees the
-scheduler-driven loop grows (the client checks that all ranks agree, every
-round).  Only the round's trees come back through the scheduler.
+:class:`~.dask_hist.DaskHistSearch` over the worker's own
+:class:`~.dask_hist.HistPart`) in one task.  Where the client's finder would
+send a level's message to the parts and add their replies in part order, the
+worker's applies the message to its own part and exchanges the reply with the
+others, the arrays sent as raw bytes
+(:mod:`~dtlab.distributed.collective`): with two ranks a reduce-scatter by
+feature halves -- each rank adds the two parts' histograms of its half, scans
+them, and the ranks swap their per-feature results -- otherwise an allreduce
+of the whole.  Either way every addition is the client's, bit for bit, and
+every rank takes the client's decisions from the same numbers, so every
+worker grows the trees the scheduler-driven loop grows (the client checks
+that all ranks agree, every round).  Only the trees come back through the
+scheduler.
 
 The client keeps its per-round loop (eval sets, callbacks, early stopping,
-progress); where it has none of them, one task runs many rounds (a round trip
-through the scheduler costs about a round's work at the benchmark's size).  A
-worker lost during a round ends the fit with an error naming it (the other
-ranks' receives fail at once or time out; the client notices the worker leave
-within :data:`~dtlab.distributed.dask_executor.POLL_S`): the parts depend on
-each other mid-round, so no part is sent again.  Where the
-group cannot be set up (its ranks cannot reach each other, two parts share a
-worker thread), :func:`start_collective` returns None and the fit takes the
-scheduler-driven loop.
+progress): one task per round where it has any of them; otherwise one task
+for all the rounds (at the benchmark's size a round trip through the
+scheduler costs about half a round's work), stopped early by the ranks
+together past :data:`TASK_SECONDS`.  A worker lost during a round ends the
+fit with an error naming it (the other ranks' receives fail at once or time
+out; the client notices the worker leave within
+:data:`~dtlab.distributed.dask_executor.POLL_S`): the parts depend on each
+other mid-round, so no part is sent again.  Where the group cannot be set up
+(its ranks cannot reach each other, two parts share a worker thread),
+:func:`start_collective` returns None and the fit takes the scheduler-driven
+loop.
 """
 
 from __future__ import annotations
