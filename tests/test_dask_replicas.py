@@ -96,8 +96,8 @@ def test_float32_keys_keep_the_order_of_the_values():
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 2500), max_bins=st.integers(2, 256),
-       n_parts=st.integers(1, 4), distinct=st.integers(1, 600))
-def test_property_cuts_of_parts_equal_the_cuts_of_the_whole(seed, n, max_bins, n_parts, distinct):
+       n_parts=st.integers(1, 4), distinct=st.integers(1, 600), per_bin=st.sampled_from([1, 2, 32]))
+def test_property_cuts_of_parts_equal_the_cuts_of_the_whole(seed, n, max_bins, n_parts, distinct, per_bin):
     rng = np.random.default_rng(seed)
     X = np.empty((n, 3), np.float32)
     X[:, 0] = rng.normal(size=n)
@@ -106,8 +106,9 @@ def test_property_cuts_of_parts_equal_the_cuts_of_the_whole(seed, n, max_bins, n
     bounds = np.sort(rng.integers(0, n + 1, n_parts - 1))
     parts = [ColumnData.from_input(p) for p in np.split(X, bounds) if p.shape[0]]
     keys = [ColumnKeys(p.indptr, p.values) for p in parts]
-    cuts, n_present = distributed_cuts(3, max_bins, lambda: [k.summary(max_bins) for k in keys],
-                                       lambda f, probes: sum(k.count_at_most(f, probes) for k in keys))
+    # per_bin 1, 2: sketches of a few keys, wide brackets; 32 (the default): often every key
+    cuts, n_present = distributed_cuts(3, max_bins, lambda: [k.summary(max_bins, per_bin) for k in keys],
+                                       lambda brackets: [k.windows(brackets) for k in keys])
     for f in range(3):
         col = X[:, f][~np.isnan(X[:, f])]
         assert np.array_equal(cuts[f], bin_edges(col, max_bins)), f

@@ -117,6 +117,74 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
                 bufs[0, slot], bufs[1, slot], bufs[2, slot])
 
 
+@numba.njit(**NJIT)
+def _build_slice(f0, f1, bins, order, nseg, build, g, h, out_g, out_h):
+    """Features ``f0:f1`` of the histograms of the nodes ``build`` from their rows, node ``build[j]`` into
+    ``out_*[j]``: the build of :func:`_level_slice` (the same additions in the same order), written compactly
+    for a Dask part to send (no copy out of the level's node-indexed arrays)."""
+    n_total = out_g.shape[2]
+    for j in range(build.shape[0]):
+        k = build[j]
+        for f in range(f0, f1):
+            for b in range(n_total):
+                out_g[j, f, b] = 0.0
+                out_h[j, f, b] = 0.0
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            gr = g[r]
+            hr = h[r]
+            for f in range(f0, f1):
+                b = bins[r, f]
+                out_g[j, f, b] += gr
+                out_h[j, f, b] += hr
+
+
+@numba.njit(parallel=True, **NJIT)
+def _build_nodes(bins, order, nseg, build, g, h, out_g, out_h, n_workers):
+    """:func:`_build_slice` with the features cut into ``n_workers`` slices."""
+    d = bins.shape[1]
+    for w in numba.prange(n_workers):
+        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, bins, order, nseg, build, g, h, out_g, out_h)
+
+
+@numba.njit(**NJIT)
+def _split_hessians(hh, ks, fs, bs, lefts, n_bins, out):
+    """Hessian sums left and right of the split at bin ``bs[i]`` of feature ``fs[i]`` of node ``ks[i]``, in
+    ``out[0, i]``, ``out[1, i]`` (the missing bin, the last, to the left where ``lefts[i]``): what a Dask fit
+    compares to choose the child to build (its workers hold no row counts)."""
+    miss = hh.shape[2] - 1
+    for i in range(ks.shape[0]):
+        k, f, b = ks[i], fs[i], bs[i]
+        h_left = 0.0
+        h_present = 0.0
+        for j in range(n_bins[f]):
+            x = hh[k, f, j]
+            h_present += x
+            if j <= b:
+                h_left += x
+        if lefts[i]:
+            h_left += hh[k, f, miss]
+        out[0, i] = h_left
+        out[1, i] = h_present + hh[k, f, miss] - h_left
+
+
+@numba.njit(**NJIT)
+def _place_children(f0, f1, build, parent, built_g, built_h, hg_parent, hh_parent, hg, hh):
+    """Features ``f0:f1`` of a level's histograms from those built (summed over a Dask fit's parts): node
+    ``build[j]`` gets ``built_*[j]``, its sibling ``build[j] ^ 1`` the parent's (``*_parent[parent[j]]``) minus
+    it -- the subtraction of :func:`_level_slice`, with no temporary arrays."""
+    for j in range(build.shape[0]):
+        k = build[j]
+        o = k ^ 1
+        p = parent[j]
+        for f in range(f0, f1):
+            for b in range(hg.shape[2]):
+                hg[k, f, b] = built_g[j, f, b]
+                hh[k, f, b] = built_h[j, f, b]
+                hg[o, f, b] = hg_parent[p, f, b] - built_g[j, f, b]
+                hh[o, f, b] = hh_parent[p, f, b] - built_h[j, f, b]
+
+
 @numba.njit(parallel=True, **NJIT)
 def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
            col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):

@@ -7,17 +7,27 @@ spaced ranks.  Computed once per fit for the whole data, by a procedure that
 does not depend on how the rows are partitioned:
 
 1. every worker sends, per feature, its count of present values, its
-   smallest one, and its distinct values when they are few (at most
-   ``max_bins - 1``); the union of the few decides the midpoint case exactly;
-2. otherwise each wanted order statistic is found by bisection over the
-   32-bit order-preserving key of float32 values: per step every worker
-   counts its values with a key at most the probe (a binary search in its
-   sorted keys) for all features and ranks at once, and the counts are added
-   (integers: the order does not matter).  32 steps give the exact value.
+   smallest one, its distinct values when they are few (at most
+   ``max_bins - 1``) and a sketch of its sorted keys (every ``s``-th one and
+   the last, :func:`sketch_positions`); the union of the few decides the
+   midpoint case exactly;
+2. otherwise each wanted order statistic is bracketed from the sketches:
+   between two keys ``lo <= hi`` such that at most ``rank`` values lie below
+   ``lo`` and more than ``rank`` at or below ``hi`` on any partitioning the
+   sketches allow.  Every worker sends, per feature, its count of values below
+   each (merged) bracket and its distinct keys inside the brackets with their
+   counts; added over the workers (integers: the order does not matter), these
+   give the exact count of values at or below every key in a bracket, so the
+   order statistic itself.
+
+Two queries, whatever the data (a bisection over the 32-bit keys took 32, each
+a round trip through the scheduler: most of a small fit's time).
 
 So the cuts -- and with exact sums the trees -- are the single-process ones
-for any number of workers.  What crosses the network is counts and at most
-``max_bins`` values per feature and worker, never rows.
+for any number of workers.  What crosses the network is counts and keys: per
+feature and worker at most ``max_bins`` distinct values, the sketch
+(:data:`SKETCH_PER_BIN` ``x max_bins`` keys) and the keys inside the brackets
+(about ``2 x n_workers x s`` per wanted statistic), never rows.
 """
 
 from __future__ import annotations
@@ -26,9 +36,20 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["ColumnKeys", "distributed_cuts", "float32_keys", "keys_to_float32"]
+__all__ = ["ColumnKeys", "distributed_cuts", "float32_keys", "keys_to_float32", "sketch_positions"]
 
 _SIGN = np.uint32(0x80000000)
+#: Keys of a worker's sketch per bin: more keys, narrower brackets (fewer keys in the second query).
+SKETCH_PER_BIN = 16
+
+
+def sketch_positions(n: int, step: int) -> np.ndarray:
+    """Positions (int64, increasing) of the sorted keys in a sketch of ``n`` keys: every ``step``-th and the
+    last."""
+    if n == 0:
+        return np.empty(0, np.int64)
+    pos = np.arange(0, n, step, dtype=np.int64)
+    return pos if pos[-1] == n - 1 else np.append(pos, n - 1)
 
 
 def float32_keys(values: np.ndarray) -> np.ndarray:
@@ -60,41 +81,88 @@ class ColumnKeys:
             a, b = indptr[f], indptr[f + 1]
             self.keys[a:b] = np.sort(float32_keys(values[a:b]))
 
-    def summary(self, max_bins: int) -> list[tuple[int, int, np.ndarray | None]]:
-        """Per feature ``(present values, smallest key or 0, its distinct keys if at most max_bins - 1 else None)``."""
+    def summary(self, max_bins: int, per_bin: int = SKETCH_PER_BIN) -> list[tuple]:
+        """Per feature ``(present values, smallest key or 0, its distinct keys if at most max_bins - 1 else None,
+        its sketch: the keys at :func:`sketch_positions` (about ``per_bin x max_bins`` of them), their step)``."""
         out = []
         for f in range(self.indptr.shape[0] - 1):
             k = self.keys[self.indptr[f]:self.indptr[f + 1]]
             if k.shape[0] == 0:
-                out.append((0, 0, k))
+                out.append((0, 0, k, k, 1))
                 continue
             new = np.empty(k.shape[0], np.bool_)
             new[0] = True
             np.not_equal(k[1:], k[:-1], out=new[1:])
             n_distinct = int(new.sum())
-            out.append((int(k.shape[0]), int(k[0]), k[new] if n_distinct <= max_bins - 1 else None))
+            step = max(1, -(-k.shape[0] // (per_bin * max_bins)))
+            out.append((int(k.shape[0]), int(k[0]), k[new] if n_distinct <= max_bins - 1 else None,
+                        k[sketch_positions(k.shape[0], step)], step))
         return out
 
-    def count_at_most(self, features: np.ndarray, probes: np.ndarray) -> np.ndarray:
-        """``[count of keys <= probes[i]] of feature features[i]``, int64 (n_probes,)."""
-        out = np.empty(probes.shape[0], np.int64)
-        for f in np.unique(features):
-            at = np.flatnonzero(features == f)
+    def windows(self, brackets: list) -> list:
+        """Per ``(feature, lo, hi)`` of ``brackets`` (uint32 ``lo``, ``hi``: disjoint, increasing brackets of
+        the feature): ``(feature, below, keys, counts)`` -- int64 counts of keys ``< lo`` per bracket, and the
+        distinct keys (uint32, increasing) inside the brackets with their int64 counts."""
+        out = []
+        for f, lo, hi in brackets:
             k = self.keys[self.indptr[f]:self.indptr[f + 1]]
-            out[at] = np.searchsorted(k, probes[at].astype(np.uint32), side="right")
+            a = np.searchsorted(k, lo, side="left")
+            b = np.searchsorted(k, hi, side="right")
+            inside = np.concatenate([k[i:j] for i, j in zip(a, b)]) if a.shape[0] else k[:0]
+            starts = _runs(inside)
+            counts = np.diff(np.append(starts, inside.shape[0]))
+            out.append((f, a.astype(np.int64), inside[starts], counts.astype(np.int64)))
         return out
+
+
+def _runs(sorted_keys: np.ndarray) -> np.ndarray:
+    """Start of every run of equal keys in a sorted array (int64)."""
+    new = np.empty(sorted_keys.shape[0], np.bool_)
+    new[:1] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
+def _brackets(n: list, sketches: list, steps: list, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``lo, hi`` (uint32, per rank) with the ``rank``-th smallest value of the whole data between them.
+
+    ``lo``: the largest sketch key with at most ``rank`` values surely below it (a worker has fewer than the
+    position of its first sketch key ``>= lo`` there); ``hi``: the smallest with more than ``rank`` values
+    surely at or below it (a worker has at least the position + 1 of its last sketch key ``<= hi``).  The
+    smallest key of all qualifies as ``lo``, the largest as ``hi``.
+    """
+    cand = np.sort(np.concatenate(sketches))  # np.unique hashes: slower on these few sorted runs
+    cand = cand[_runs(cand)]
+    most_below = np.zeros(cand.shape[0], np.int64)
+    least_upto = np.zeros(cand.shape[0], np.int64)
+    for nw, k, step in zip(n, sketches, steps):
+        pos = np.append(sketch_positions(nw, step), nw)
+        most_below += pos[np.searchsorted(k, cand, side="left")]
+        last = np.searchsorted(k, cand, side="right") - 1
+        least_upto += np.where(last >= 0, pos[np.maximum(last, 0)] + 1, 0)
+    lo = cand[np.searchsorted(most_below, ranks, side="right") - 1]
+    hi = cand[np.searchsorted(least_upto, ranks + 1, side="left")]
+    return lo, hi
+
+
+def _merge(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of increasing brackets ``[lo_i, hi_i]`` as disjoint increasing ones."""
+    start = np.ones(lo.shape[0], np.bool_)
+    start[1:] = lo[1:] > np.maximum.accumulate(hi)[:-1]
+    first = np.flatnonzero(start)
+    return lo[first], np.maximum.reduceat(hi, first)
 
 
 def distributed_cuts(n_features: int, max_bins: int, summaries: Callable[[], list],
-                     counts: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+                     windows: Callable[[list], list]) -> tuple[list[np.ndarray], np.ndarray]:
     """The cut points of every feature from the workers' :class:`ColumnKeys`.
 
     Parameters
     ----------
     n_features, max_bins : int
     summaries : callable() -> list, every worker's :meth:`ColumnKeys.summary` (one query)
-    counts : callable(features, probes) -> int64 array, :meth:`ColumnKeys.count_at_most` added over the
-        workers (one query)
+    windows : callable(brackets) -> list, every worker's :meth:`ColumnKeys.windows` (one query, only where a
+        feature has more than ``max_bins - 1`` distinct values)
 
     Returns
     -------
@@ -105,7 +173,8 @@ def distributed_cuts(n_features: int, max_bins: int, summaries: Callable[[], lis
     n_present = np.array([sum(p[f][0] for p in parts) for f in range(n_features)], np.int64)
     cuts: list[np.ndarray | None] = [None] * n_features
     lowest = np.zeros(n_features, np.uint32)
-    wanted_f, wanted_rank = [], []
+    wanted: dict[int, np.ndarray] = {}
+    brackets = []
     for f in range(n_features):
         mins = [p[f][1] for p in parts if p[f][0] > 0]
         if not mins:
@@ -125,19 +194,28 @@ def distributed_cuts(n_features: int, max_bins: int, summaries: Callable[[], lis
             continue
         steps = np.linspace(0, n_present[f] - 1, max_bins)[1:-1].round().astype(np.int64)
         cuts[f] = np.empty(0, np.float32)  # max_bins = 2: no order statistic wanted, no cut
-        wanted_f.append(np.full(steps.shape[0], f, np.int64))
-        wanted_rank.append(steps)
-    if wanted_f:
-        features, ranks = np.concatenate(wanted_f), np.concatenate(wanted_rank)
-        lo = np.zeros(features.shape[0], np.uint64)
-        hi = np.full(features.shape[0], 2**32 - 1, np.uint64)
-        while (lo < hi).any():  # the smallest key with more than `rank` values at or below it
-            mid = (lo + hi) // 2
-            enough = counts(features, mid) >= ranks + 1
-            hi = np.where(enough, mid, hi)
-            lo = np.where(enough, lo, mid + 1)
-        values = keys_to_float32(lo.astype(np.uint32))
-        for f in np.unique(features):
-            picked = np.unique(values[features == f])
+        if steps.shape[0] == 0:
+            continue
+        lo, hi = _brackets([p[f][0] for p in parts], [p[f][3] for p in parts], [p[f][4] for p in parts], steps)
+        wanted[f] = steps
+        brackets.append((f, *_merge(lo, hi)))
+    if brackets:
+        replies = windows(brackets)
+        for i, (f, _, _) in enumerate(brackets):
+            below = sum(r[i][1] for r in replies)
+            keys = np.concatenate([r[i][2] for r in replies])
+            order = np.argsort(keys, kind="stable")  # a merge of the workers' sorted runs
+            keys = keys[order]
+            runs = _runs(keys)
+            uniq = keys[runs]
+            total = np.add.reduceat(np.concatenate([r[i][3] for r in replies])[order], runs) if runs.shape[0] \
+                else np.zeros(0, np.int64)
+            # values at or below each key: those below its bracket, then the bracket's keys up to it
+            which = np.searchsorted(brackets[i][1], uniq, side="right") - 1
+            within = np.cumsum(total)
+            start = np.searchsorted(which, np.arange(below.shape[0]), side="left")  # each bracket's first key
+            before = np.where(start > 0, within[np.maximum(start - 1, 0)], 0)
+            upto = below[which] + within - before[which]
+            picked = np.unique(keys_to_float32(uniq[np.searchsorted(upto, wanted[f] + 1, side="left")]))
             cuts[f] = picked[picked > keys_to_float32(lowest[f:f + 1])[0]]  # no empty first bin
     return [np.asarray(c, np.float32) for c in cuts], n_present

@@ -1,30 +1,36 @@
-"""Histogram boosting on Dask with the workers talking to each other: one task per worker per round, no
+"""Histogram boosting on Dask with the workers talking to each other: one task per worker for the rounds, no
 scheduler round trip per level.
 
 The scheduler-driven loop (:func:`~.dask_fit.boost_on_workers`) grows each
 tree on the client and pays one submit and gather through the scheduler per
 level: ``n_estimators x (max_depth + 1)`` round trips.  Here every worker runs
 the *same* grower (:class:`WorkerHistSearch`: the client's
-:class:`~.dask_hist.DaskHistSearch`, unchanged, over the worker's own
-:class:`~.dask_hist.HistPart`) for a whole round of trees in one task.  Where
-the client's finder would send a level's message to the parts and add their
-replies in part order, the worker's applies the message to its own part and
-exchanges the reply with the others through
-:meth:`~dtlab.distributed.collective.Collective.reduce_broadcast`: rank 0
-adds every part's (sums, histograms) in part order -- the client's additions,
-bit for bit -- and sends the totals back.  Every worker then scans the same
-histograms and takes the same decisions, so every worker grows the trees the
-scheduler-driven loop grows (the client checks that all ranks agree, every
-round).  Only the round's trees come back through the scheduler.
+:class:`~.dask_hist.DaskHistSearch` over the worker's own
+:class:`~.dask_hist.HistPart`) in one task.  Where the client's finder would
+send a level's message to the parts and add their replies in part order, the
+worker's applies the message to its own part and exchanges the reply with the
+others, the arrays sent as raw bytes
+(:mod:`~dtlab.distributed.collective`): with two ranks a reduce-scatter by
+feature halves -- each rank adds the two parts' histograms of its half, scans
+them, and the ranks swap their per-feature results -- otherwise an allreduce
+of the whole.  Either way every addition is the client's, bit for bit, and
+every rank takes the client's decisions from the same numbers, so every
+worker grows the trees the scheduler-driven loop grows (the client checks
+that all ranks agree, every round).  Only the trees come back through the
+scheduler.
 
 The client keeps its per-round loop (eval sets, callbacks, early stopping,
-progress).  A worker lost during a round ends the fit with an error naming it
-(the other ranks' receives fail at once or time out; the client notices the
-worker leave within :data:`~dtlab.distributed.dask_executor.POLL_S`): the
-parts depend on each other mid-round, so no part is sent again.  Where the
-group cannot be set up (its ranks cannot reach each other, two parts share a
-worker thread), :func:`start_collective` returns None and the fit takes the
-scheduler-driven loop.
+progress): one task per round where it has any of them; otherwise one task
+for all the rounds (at the benchmark's size a round trip through the
+scheduler costs about half a round's work), stopped early by the ranks
+together past :data:`TASK_SECONDS`.  A worker lost during a round ends the
+fit with an error naming it (the other ranks' receives fail at once or time
+out; the client notices the worker leave within
+:data:`~dtlab.distributed.dask_executor.POLL_S`): the parts depend on each
+other mid-round, so no part is sent again.  Where the group cannot be set up
+(its ranks cannot reach each other, two parts share a worker thread),
+:func:`start_collective` returns None and the fit takes the scheduler-driven
+loop.
 """
 
 from __future__ import annotations
@@ -37,39 +43,81 @@ import numpy as np
 
 from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
 from ..distributed.dask_executor import ClusterError
-from .dask_hist import DaskHistSearch, TreeStart, _add_hists, _add_sums
+from ._hist_cpu import _level_slice, _place_children, _split_hessians
+from .dask_hist import DaskHistSearch, TreeStart
 from .grower import ColumnData, grow_boosted_tree
 from .hist import HistSearch
+from .sampling import gate_gains
 
-__all__ = ["COLLECTIVE_TIMEOUT_S", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
+__all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
 
 #: Seconds a rank waits for another one (a level's histograms, the group's connections).
 COLLECTIVE_TIMEOUT_S = 60.0
+#: Seconds of rounds after which a task stops where the client has nothing to do between rounds (far below the
+#: executor's round timeout; a lost worker is noticed within POLL_S whatever the task's length).
+TASK_SECONDS = 5.0
 
 
-def _add_replies(replies: list) -> tuple:
-    """A level's replies added in part order, as :class:`~.dask_hist.DaskHistSearch` adds them."""
-    sums = _add_sums([r[0] for r in replies])
-    return sums, None if replies[0][1] is None else _add_hists([r[1] for r in replies])
+def feature_halves(n_features: int) -> list[tuple[int, int]]:
+    """The features each of two ranks sums and scans: ``[(0, d // 2), (d // 2, d)]``."""
+    return [(0, n_features // 2), (n_features // 2, n_features)]
 
 
 class _LocalParts:
-    """What a worker's finder sees as "the replicas": its own part, and the group for the rest."""
+    """What a worker's finder sees as "the replicas": its own part, and the group for the rest.
 
-    def __init__(self, part: Any, collective: Any):
+    ``own``: the features whose summed histograms this rank keeps -- all of them, or with two ranks its half
+    (:func:`feature_halves`): each rank then sends the other only the other's half of its histograms and adds
+    the other's half of its own (a reduce-scatter), half the bytes of a whole exchange.
+    """
+
+    def __init__(self, part: Any, collective: Any, n_features: int):
         self.part, self.collective = part, collective
         self.received_bytes = 0
+        part.reuse_buffers = True  # its replies are summed in place and read before its next message
+        halves = feature_halves(n_features)
+        self.split = collective.world == 2
+        self.own = halves[collective.rank] if self.split else (0, n_features)
+        self.other = halves[1 - collective.rank] if self.split else None
 
     def send(self, message: tuple) -> list:
-        reply = self.part.handle(message, False)
+        """The part's reply to ``message`` -- ``((G, H, count) per node, (g, h) histograms of the nodes built or
+        None)`` -- summed over the group's parts in part order: the sums whole, the histograms over the
+        features ``own`` (the rest of them this rank's alone)."""
+        sums, hists = self.part.handle(message, False)
+        sums = [np.ascontiguousarray(a) for a in sums]  # the part's fresh arrays: summed in place
         before = self.collective.bytes_received
-        total = self.collective.reduce_broadcast(reply, _add_replies)
+        if hists is None or not self.split:
+            total = self.collective.allreduce(sums + [np.ascontiguousarray(a) for a in (hists or ())])
+            sums, hists = total[:3], None if hists is None else tuple(total[3:])
+        else:
+            (a, b), (p, q) = self.own, self.other
+            n_build = hists[0].shape[0]
+            theirs = [np.empty_like(x) for x in sums]
+            halves = [np.empty((n_build, b - a, hists[0].shape[2])) for _ in hists]
+            # each built node's block of the other's features is contiguous: sent as it lies, no copy
+            self.collective.swap(sums + [h[j, p:q] for h in hists for j in range(n_build)], theirs + halves)
+            for x, y in zip(sums, theirs):
+                np.add(x, y, out=x)  # rank 0's + rank 1's: the same bits either way round
+            for h, y in zip(hists, halves):
+                np.add(h[:, a:b], y, out=h[:, a:b])
         self.received_bytes += self.collective.bytes_received - before
-        return [total]
+        return [(tuple(sums), hists)]
+
+    def gather_scan(self, arrays: list) -> None:
+        """Complete per-feature arrays (rows: features) of which this rank filled its own rows."""
+        if self.split:
+            (a, b), (p, q) = self.own, self.other
+            self.collective.swap([np.ascontiguousarray(x[a:b]) for x in arrays], [x[p:q] for x in arrays])
 
 
 class WorkerHistSearch(DaskHistSearch):
     """The client's histogram finder run on a worker: the same decisions from the group's summed replies.
+
+    With two ranks each keeps the summed histograms of half the features (:class:`_LocalParts`), scans
+    them, and the ranks swap their halves of the per-feature results -- best gain, bin and missing side of
+    every node, and the hessians left and right of that bin (what :meth:`split` reads to choose the child to
+    build) -- before every rank takes the client's decisions from the whole of them.
 
     Parameters
     ----------
@@ -81,8 +129,8 @@ class WorkerHistSearch(DaskHistSearch):
     """
 
     def __init__(self, part: Any, collective: Any, cuts: list, col_missing: np.ndarray, max_bins: int):
-        self.replicas = _LocalParts(part, collective)
         n_features = len(cuts)
+        self.replicas = _LocalParts(part, collective, n_features)
         empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
                            n_features)
         HistSearch.__init__(self, empty, 1, max_bins, cuts)  # one thread: the client's scan, the same choices
@@ -90,34 +138,117 @@ class WorkerHistSearch(DaskHistSearch):
         self.level_bytes = []
         self._settle = None
         self._previous = None
+        self._next_store = 0
+
+    def start_tree(self, g: TreeStart, h: Any = None) -> None:
+        """:meth:`DaskHistSearch.start_tree` on the group's summed root (the sums are this finder's own arrays:
+        no copies)."""
+        previous = None if self._previous is None else (*self._previous, *self._settle)
+        before = self.replicas.received_bytes
+        ((sums, hists),) = self.replicas.send(("tree", g.output, g.new_round, previous))
+        self.level_bytes.append((0, self.replicas.received_bytes - before))
+        self._root_sums = sums
+        self.hg, self.hh = hists
+        self.hg_parent, self.hh_parent = self.hg, self.hh
+        self.build = self.parent = np.empty(0, np.int64)  # the scan only: the histograms are made
+        self.g = self.h = np.empty(0, np.float32)
+        self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
+        self.depth = 0
+
+    def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
+        """:meth:`HistSearch.find` over the rank's own features, the other rank's results swapped in."""
+        d = self.bins.shape[1]
+        a, b = self.replicas.own
+        f_gain = np.empty((d, n_nodes))
+        f_bin = np.empty((d, n_nodes), np.int64)
+        f_left = np.empty((d, n_nodes), np.bool_)
+        _level_slice(a, b, 0, self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent,
+                     self.hh_parent, self.g, self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h,
+                     self.col_missing, lam, mcw, self.pos_bins, self.bufs, f_gain, f_bin, f_left)
+        self._h_sides = np.empty((2, d, n_nodes))
+        if self.replicas.split:
+            # DaskHistSearch.split's hessians left and right of each feature's best bin (the same kernel: the
+            # same sums), for the features whose histograms this rank holds
+            f, k = np.divmod(np.arange(a * n_nodes, b * n_nodes), n_nodes)
+            sides = np.empty((2, f.shape[0]))
+            _split_hessians(self.hh, k, f, f_bin[a:b].ravel(), f_left[a:b].ravel(), self.n_bins, sides)
+            self._h_sides[:, a:b] = sides.reshape(2, b - a, n_nodes)
+            self.replicas.gather_scan([f_gain, f_bin, f_left, self._h_sides[0], self._h_sides[1]])
+        gate_gains(f_gain, getattr(self, "allowed", None))
+        return self._choose(f_gain, f_bin, f_left, n_nodes)
+
+    def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
+        if not self.replicas.split:
+            return DaskHistSearch.split(self, split_k, split_f, split_thr, split_left, pos, side, last)
+        h_left, h_right = self._h_sides[0, split_f, split_k], self._h_sides[1, split_f, split_k]
+        pairs = 2 * np.arange(split_k.shape[0])
+        build = np.where(h_left <= h_right, pairs, pairs + 1).astype(np.int64)
+        self._decision = (split_k.astype(np.int64), split_f.astype(np.int64), self.split_bin.astype(np.int64),
+                          np.asarray(split_left, np.bool_), build, bool(last))
+
+    def advance_level(self, which: np.ndarray, level_ids: np.ndarray, n_children: int):
+        """:meth:`DaskHistSearch.advance_level` into the finder's kept buffers (:meth:`HistSearch._alloc`),
+        each sibling its parent minus the built child as there, with no temporaries (:func:`_place_children`),
+        for the rank's own features."""
+        split_k, split_f, split_bin, split_left, build, last = self._decision
+        before = self.replicas.received_bytes
+        ((sums, built),) = self.replicas.send(("level", split_k, split_f, split_bin, split_left, which, level_ids,
+                                               n_children, build, last))
+        self.depth += 1
+        self.level_bytes.append((self.depth, self.replicas.received_bytes - before))
+        if not last:
+            shape = (n_children,) + self.hg.shape[1:]
+            hg, hh = self._alloc(shape), self._alloc(shape)
+            _place_children(*self.replicas.own, build, split_k, built[0], built[1], self.hg, self.hh, hg, hh)
+            self.hg, self.hh = hg, hh
+        self.hg_parent, self.hh_parent = self.hg, self.hh
+        return sums
 
 
-def _attach(replica: Any, key: str, rank: int, cuts: list, col_missing: np.ndarray, max_bins: int) -> None:
-    """Run on each worker once the group is joined: its finder, kept beside its part."""
+def _join_attach(replica: Any, key: str, rank: int, world: int, address: tuple, names: list, timeout: float,
+                 cuts: list, col_missing: np.ndarray, max_bins: int) -> int:
+    """Run on every rank's worker at once: join the group (:func:`join_group`), then keep the rank's finder
+    beside its part (one task, one scheduler round trip for both)."""
+    join_group(None, key, rank, world, address, names, timeout)
     replica.collective_search = WorkerHistSearch(replica.state, group(key, rank), cuts, col_missing, max_bins)
+    return rank
 
 
-def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict) -> tuple:
-    """Run on each worker: one round of trees (one per output), grown with the other ranks.
+def _round(replica: Any, key: str, rank: int, n_outputs: int, grow: dict, n_rounds: int = 1,
+           budget: float | None = None, close: bool = False) -> tuple:
+    """Run on each worker: up to ``n_rounds`` rounds of trees (one per output each), grown with the other ranks.
 
-    Returns the trees, the bytes received per level, the seconds spent in the exchanges and the rest (the
-    rank's own work: its histograms, the scan, the decisions).
+    ``budget``: seconds after which the ranks stop early, all after the same round (each round ends with an
+    :meth:`~dtlab.distributed.collective.Collective.allreduce` of whether a rank is past it); None: every
+    round.  ``close``: close the group after the last of ``n_rounds`` (the fit's last round: no task more).
+
+    Returns the trees (a list per round done), the bytes received per level, the seconds spent in the
+    exchanges and the rest (the rank's own work: its histograms, the scan, the decisions).
     """
     start = time.perf_counter()
     search = replica.collective_search
     collective = group(key, rank)
     waited, n_levels = collective.wait_seconds, len(search.level_bytes)
-    trees = []
+    rounds = []
     try:
-        for c in range(n_outputs):
-            tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
-            search.tree_done(c, tree.value[node_leaf])
-            trees.append(tree)
+        for r in range(n_rounds):
+            trees = []
+            for c in range(n_outputs):
+                tree, node_leaf = grow_boosted_tree(search, TreeStart(c, c == 0), None, **grow)
+                search.tree_done(c, tree.value[node_leaf])
+                trees.append(tree)
+            rounds.append(trees)
+            if budget is not None and r + 1 < n_rounds:
+                late = np.array([time.perf_counter() - start > budget], np.int64)
+                if collective.allreduce([late])[0][0] > 0:
+                    break
     except BaseException:
         close_group(None, key, rank)  # a failed round ends the group: no rank left waiting on this one
         raise
     exchange = collective.wait_seconds - waited
-    return trees, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
+    if close and len(rounds) == n_rounds:
+        close_group(None, key, rank)
+    return rounds, search.level_bytes[n_levels:], exchange, time.perf_counter() - start - exchange
 
 
 class CollectiveLoop:
@@ -140,29 +271,48 @@ class CollectiveLoop:
         self.seconds = {"round": 0.0, "work": 0.0, "exchange": 0.0}
         self.level_bytes: list = []
         self.round_trips = 0
+        self.closed = False
 
-    def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None) -> list:
-        """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, each in one task per worker."""
+    def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None,
+              per_round: bool = True) -> list:
+        """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, one task per worker for each round or,
+        where the client has nothing to do between rounds (``per_round=False``: no eval set, callback or
+        progress bar; ``on_round`` is then called for each round afterwards), one task for as many rounds as
+        :data:`TASK_SECONDS` hold (every round of the benchmark's fits): a round through the scheduler costs a
+        submit and a gather, about half a round's work at the benchmark's size.  The fit's last task closes
+        the group."""
         grow = dict(max_depth=params["max_depth"], learning_rate=params["learning_rate"],
                     reg_lambda=params["reg_lambda"], gamma=params["gamma"],
                     min_child_weight=params["min_child_weight"])
         trees: list = []
-        for r in range(params["n_estimators"]):
+        r, n_rounds = 0, params["n_estimators"]
+        while r < n_rounds:
+            batch = 1 if per_round else n_rounds - r
+            budget = None if per_round else TASK_SECONDS
+            last = r + batch == n_rounds
             start = time.perf_counter()
-            replies = self.executor.map_each(_round, [(self.key, k, n_outputs, grow) for k in self.ranks],
-                                             resend=False)
+            replies = self.executor.map_each(
+                _round, [(self.key, k, n_outputs, grow, batch, budget, last) for k in self.ranks], resend=False)
             self.seconds["round"] += time.perf_counter() - start
             self.round_trips += 1
             self.seconds["work"] += max(own for *_, own in replies)
             self.seconds["exchange"] += max(wait for _, _, wait, _ in replies)
             self.level_bytes += replies[0][1]
-            _check_same_trees(replies)
-            trees += replies[0][0]
-            if on_round is not None and on_round(r, trees):
-                break
+            done = len(replies[0][0])
+            if any(len(rounds) != done for rounds, *_ in replies):
+                raise RuntimeError("the ranks of the group grew different numbers of rounds")
+            self.closed = last and done == batch
+            for i in range(done):
+                _check_same_trees([rounds[i] for rounds, *_ in replies])
+                trees += replies[0][0][i]
+                if on_round is not None and on_round(r + i, trees):
+                    return trees
+            r += done
         return trees
 
     def close(self) -> None:
+        if self.closed:  # the last round's task closed it
+            return
         try:
             self.executor.map_each(close_group, [(self.key, k) for k in self.ranks], resend=False)
         except Exception:  # a lost worker took its sockets with it; the others closed theirs on the error
@@ -170,9 +320,11 @@ class CollectiveLoop:
 
 
 def _check_same_trees(replies: list) -> None:
-    """Every rank grew the same trees (they took the same decisions from the same sums), or a clear error."""
-    first = replies[0][0]
-    for rank, (trees, *_) in enumerate(replies[1:], 1):
+    """Every rank grew the same trees (they took the same decisions from the same sums), or a clear error.
+
+    ``replies``: each rank's trees of one round."""
+    first = replies[0]
+    for rank, trees in enumerate(replies[1:], 1):
         for a, b in zip(first, trees):
             if not all(np.array_equal(getattr(a, f), getattr(b, f))
                        for f in ("feature", "threshold", "missing_left", "left", "right", "value")):
@@ -190,12 +342,10 @@ def start_collective(search: DaskHistSearch, timeout: float = COLLECTIVE_TIMEOUT
     loop = CollectiveLoop(executor, key)
     try:
         address = executor.map_each(open_group, [(key, k, n) for k in range(n)], resend=False)[0]
-        executor.map_each(join_group, [(key, k, n, address, list(executor.workers), timeout) for k in range(n)],
-                          resend=False)
-        executor.map_each(_attach, [(key, k, search.cuts, search.col_missing, search.n_bins_total)
-                                    for k in range(n)], resend=False)
+        executor.map_each(_join_attach, [(key, k, n, address, list(executor.workers), timeout, search.cuts,
+                                          search.col_missing, search.n_bins_total) for k in range(n)], resend=False)
     except (CollectiveError, ClusterError, OSError):  # the scheduler-driven loop sends a lost part again
         loop.close()
         return None
-    loop.round_trips = 3  # the group's address, its connections, the finders
+    loop.round_trips = 2  # the group's address, its connections and finders
     return loop

@@ -27,8 +27,8 @@ from ..distributed.replicas import Replicas
 from . import _params
 from .booster import boost
 from .dask_exact import DaskExactSearch, ExactPart, feature_slices
-from .dask_hist import DaskHistSearch, HistPart, TreeStart
-from .dask_labels import RoundEvaluationParts, gather_labels, summarize_targets
+from .dask_hist import DaskHistSearch, HistPart, TreeStart, first_summaries
+from .dask_labels import RoundEvaluationParts, combine_summaries, gather_labels, summarize_targets
 from .grower import grow_boosted_tree
 from .inputs import FitInputs
 from .losses import LOSSES
@@ -95,7 +95,10 @@ class DaskEngine:
         return RoundEvaluationParts(self.client, eval_set, encode, self.classes, loss, metric, self.n_features,
                                     n_outputs, base_margin, self._evals)
 
-    def boost(self, data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round):
+    def boost(self, data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round,
+              per_round: bool = True):
+        """The fit's trees; ``per_round``: ``on_round`` has work between rounds (eval sets, callbacks, progress),
+        else it may be called for each round after the fact (the collective loop then batches rounds)."""
         if isinstance(self.search, DaskHistSearch):
             if HIST_LOOP == "collective":
                 from .dask_collective import start_collective
@@ -103,7 +106,7 @@ class DaskEngine:
                 self.collective = start_collective(self.search)
             if self.collective is not None:
                 self.loop = "collective"
-                return self.collective.boost(n_outputs, params, on_round)
+                return self.collective.boost(n_outputs, params, on_round, per_round)
             return boost_on_workers(self.search, n_outputs, params, on_round)
         return boost(data, y, loss, n_outputs, base_margin, params, backend, n_threads, on_round, search=self.search)
 
@@ -182,12 +185,17 @@ def fit_on_dask(est, X: Any, y: Any, sample_weight: Any, eval_set: list | None, 
         n_rows = shape[0] if isinstance(shape[0], (int, np.integer)) else None  # a DataFrame's is not known
         if params["split_method"] == "hist":
             parts = row_parts(client, X, y, n_parts=n_workers)
-            targets = summarize_targets(client, parts, classifier)
-            _same_rows(n_rows, targets.n_samples)
-            loss, n_outputs, base, classes, y_codes = _targets(est, targets, classifier)
-            replicas = Replicas(client, [(xb, yb, classes, loss.name, n_outputs, base, params["max_bins"])
-                                         for xb, yb in parts], HistPart)
-            search = DaskHistSearch(replicas, n_features, targets.n_samples, params["max_bins"], 1)
+            replicas = Replicas(client, [(xb, yb, params["max_bins"]) for xb, yb in parts], HistPart)
+            try:  # the parts' columns and labels summarised in one query
+                columns, labels = first_summaries(replicas, params["max_bins"], classifier)
+                targets = combine_summaries(labels, classifier)
+                _same_rows(n_rows, targets.n_samples)
+                loss, n_outputs, base, classes, y_codes = _targets(est, targets, classifier)
+                search = DaskHistSearch(replicas, n_features, targets.n_samples, params["max_bins"], 1,
+                                        (classes, loss.name, n_outputs, base), columns)
+            except BaseException:
+                replicas.close()
+                raise
         else:
             y_host = gather_labels(client, y)
             targets = summarize_targets(client, [([], [y_host])], classifier)

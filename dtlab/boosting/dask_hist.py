@@ -37,13 +37,13 @@ import numpy as np
 
 from ..backend import thread_scope
 from ..distributed.dask_data import stack_rows
-from ._hist_cpu import _level, _level_slice
+from ._hist_cpu import _build_nodes, _build_slice, _split_hessians
 from .dask_bins import ColumnKeys
 from .grower import ColumnData, HostRows
 from .hist import HistSearch
 from .losses import LOSSES
 
-__all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "part_matrix"]
+__all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "block_summary", "first_summaries", "part_matrix"]
 
 
 def worker_threads() -> int:
@@ -75,34 +75,51 @@ def encode_part_labels(y_blocks: list, classes: np.ndarray | None, n_outputs: in
     return codes.astype(np.int32) if n_outputs > 1 else codes.astype(np.float32)
 
 
+def block_summary(y: Any, classifier: bool):
+    """A label block's rows, and its distinct labels and their counts (classification) or its float64 sum and
+    float32 mean (regression): :func:`~.dask_labels.combine_summaries` makes the whole data's targets of them."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.reshape(-1)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if classifier:
+        values, counts = np.unique(y, return_counts=True)
+        return y.shape[0], values, counts, None
+    yf = y.astype(np.float32)
+    if not np.all(np.isfinite(yf)):
+        raise ValueError("y contains NaN or inf")
+    single = float(np.mean(yf)) if yf.size else 0.0  # the one-block case: exactly the local fit's mean
+    return y.shape[0], None, None, (float(yf.astype(np.float64).sum()), single)
+
+
 class HistPart:
     """One worker's rows: their bins, targets, margins, gradients and the nodes of the tree being grown.
+
+    The labels are kept as given until the ``"cuts"`` message brings the whole data's classes, loss and base
+    margin (:meth:`summaries` first tells the client what the part's labels are, in the same query as its
+    columns: one scheduler round trip for both).
 
     Parameters
     ----------
     X_blocks, y_blocks : lists of row blocks and their targets
-    classes : ndarray or None (regression)
-    loss : str, a :data:`~dtlab.boosting.losses.LOSSES` key
-    n_outputs : int
-    base_margin : float
     max_bins : int
     """
 
-    def __init__(self, X_blocks: list, y_blocks: list, classes, loss: str, n_outputs: int, base_margin: float,
-                 max_bins: int):
+    def __init__(self, X_blocks: list, y_blocks: list, max_bins: int):
         self.data = ColumnData.from_input(part_matrix(X_blocks))
-        self.y = encode_part_labels(y_blocks, classes, n_outputs)
-        if self.y.shape[0] != self.data.n_samples:
-            raise ValueError(f"a part holds {self.data.n_samples} rows of X but {self.y.shape[0]} targets")
-        self.loss = LOSSES[loss]
+        self.y_blocks = y_blocks
+        n_y = sum(np.shape(b)[0] for b in y_blocks)
+        if n_y != self.data.n_samples:
+            raise ValueError(f"a part holds {self.data.n_samples} rows of X but {n_y} targets")
         self.max_bins = max_bins
         self.n_threads = worker_threads()
-        shape = (self.data.n_samples,) if n_outputs == 1 else (self.data.n_samples, n_outputs)
-        self.margin = np.full(shape, base_margin, np.float32)
-        self.g, self.h = np.empty(shape, np.float32), np.empty(shape, np.float32)
         self.keys = None
         self.search = None
         self.rows = None
+        self.reuse_buffers = False  # see _build
+        self._kept = [None, None]
+        self._turn = 0
 
     # queries of the cut procedure (no state changed)
     def column_keys(self) -> ColumnKeys:
@@ -110,10 +127,24 @@ class HistPart:
             self.keys = ColumnKeys(self.data.indptr, self.data.values)
         return self.keys
 
+    def summaries(self, max_bins: int, classifier: bool) -> tuple:
+        """``(ColumnKeys.summary, [block_summary of each label block])``: the first query of a fit."""
+        return self.column_keys().summary(max_bins), [block_summary(b, classifier) for b in self.y_blocks]
+
+    def _set_targets(self, classes, loss: str, n_outputs: int, base_margin: float) -> None:
+        """The labels encoded as the boosting loop takes them, margins at the base, room for gradients."""
+        self.y = encode_part_labels(self.y_blocks, classes, n_outputs)
+        self.y_blocks = None
+        self.loss = LOSSES[loss]
+        shape = (self.y.shape[0],) if n_outputs == 1 else (self.y.shape[0], n_outputs)
+        self.margin = np.full(shape, base_margin, np.float32)
+        self.g, self.h = np.empty(shape, np.float32), np.empty(shape, np.float32)
+
     def handle(self, message: tuple, replay: bool):
         kind = message[0]
         with thread_scope(self.n_threads):
-            if kind == "cuts":
+            if kind == "cuts":  # ("cuts", cuts, (classes, loss, n_outputs, base margin))
+                self._set_targets(*message[2])
                 self.search = HistSearch(self.data, self.n_threads, self.max_bins, message[1])
                 self.data = self.keys = None  # the bins are all that is needed from here on
                 return None
@@ -153,31 +184,44 @@ class HistPart:
 
     def _build(self, build: np.ndarray):
         """Histograms of the nodes ``build`` of the level from this part's rows: (g, h), each
-        (n_build, n_features, max_bins) float64 (``_hist_cpu``'s level kernel with no subtraction, no scan)."""
+        (n_build, n_features, max_bins) float64 (``_hist_cpu``'s build, as in its level kernel).
+
+        Fresh arrays, except for a part of a collective fit (``reuse_buffers``): two pairs kept and taken in
+        turn (its finder reads a level's histograms, and the root's until the next level is placed; fresh
+        memory would be faulted in page by page at every level)."""
         s = self.search
-        d = s.bins.shape[1]
-        none = np.full(build.shape[0], -1, np.int64)
-        empty = np.empty(0)
-        args = (s.bins, s.order, s.nseg, build, none, s.hg, s.hh, s.g, s.h, s.hg, s.hh, 0, s.n_bins, empty, empty,
-                s.col_missing, 0.0, 0.0, s.pos_bins, s.bufs, np.empty((d, 0)), np.empty((d, 0), np.int64),
-                np.empty((d, 0), np.bool_))
-        if s.parallel:
-            _level(*args, s.n_workers)
+        shape = (build.shape[0], s.bins.shape[1], s.n_bins_total)
+        if self.reuse_buffers:
+            self._turn ^= 1
+            kept = self._kept[self._turn]
+            if kept is None or kept[0].shape[0] < shape[0]:
+                kept = self._kept[self._turn] = (np.empty(shape), np.empty(shape))
+            out_g, out_h = kept[0][:shape[0]], kept[1][:shape[0]]
         else:
-            _level_slice(0, d, 0, *args)
-        return s.hg[build], s.hh[build]
+            out_g, out_h = np.empty(shape), np.empty(shape)
+        if s.parallel:
+            _build_nodes(s.bins, s.order, s.nseg, build, s.g, s.h, out_g, out_h, s.n_workers)
+        else:
+            _build_slice(0, shape[1], s.bins, s.order, s.nseg, build, s.g, s.h, out_g, out_h)
+        return out_g, out_h
 
 
 def _column_keys(state: HistPart) -> ColumnKeys:
     return state.column_keys()
 
 
-def _summary(state: HistPart, max_bins: int):
-    return _column_keys(state).summary(max_bins)
+def _summaries(state: HistPart, max_bins: int, classifier: bool):
+    return state.summaries(max_bins, classifier)
 
 
-def _count_at_most(state: HistPart, features, probes):
-    return _column_keys(state).count_at_most(features, probes)
+def _windows(state: HistPart, brackets: list):
+    return _column_keys(state).windows(brackets)
+
+
+def first_summaries(replicas, max_bins: int, classifier: bool) -> tuple[list, list]:
+    """Every part's column summary and its label blocks' summaries (in block order), in one query."""
+    replies = replicas.ask(_summaries, max_bins, classifier)
+    return [c for c, _ in replies], [s for _, blocks in replies for s in blocks]
 
 
 class TreeStart:
@@ -196,20 +240,22 @@ class DaskHistSearch(HistSearch):
     n_features, n_samples : int
     max_bins : int
     n_threads : int, threads of the client's scan
+    targets : tuple, ``(classes or None, loss name, n_outputs, base margin)`` sent with the cuts
+    summaries : list, every part's :meth:`ColumnKeys.summary` (the first element of :func:`first_summaries`'s)
 
     Attributes
     ----------
     level_bytes : list of (depth, bytes received) per level round: the histograms (and node sums) sent
     """
 
-    def __init__(self, replicas, n_features: int, n_samples: int, max_bins: int, n_threads: int):
+    def __init__(self, replicas, n_features: int, n_samples: int, max_bins: int, n_threads: int, targets: tuple,
+                 summaries: list):
         from .dask_bins import distributed_cuts
 
         self.replicas = replicas
-        cuts, n_present = distributed_cuts(
-            n_features, max_bins, lambda: replicas.ask(_summary, max_bins),
-            lambda f, p: np.sum(replicas.ask(_count_at_most, f, p), axis=0))
-        replicas.send(("cuts", cuts))
+        cuts, n_present = distributed_cuts(n_features, max_bins, lambda: summaries,
+                                           lambda brackets: replicas.ask(_windows, brackets))
+        replicas.send(("cuts", cuts, targets))
         empty = ColumnData(np.zeros(n_features + 1, np.int64), np.empty(0, np.int32), np.empty(0, np.float32), 0,
                            n_features)
         super().__init__(empty, n_threads, max_bins, cuts)
@@ -242,16 +288,13 @@ class DaskHistSearch(HistSearch):
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
         """Keep the level's decisions for the round :meth:`DaskRows.advance` sends; choose the child to build."""
-        split_bin = self.split_bin
-        b = split_bin[split_k]
-        n_bins = self.n_bins[split_f]
-        hh = self.hh[split_k, split_f]  # (n_split, max_bins): each split node's hessians over its feature's bins
-        below = np.arange(hh.shape[1])[None, :] <= b[:, None]
-        present = np.arange(hh.shape[1])[None, :] < n_bins[:, None]
-        h_left = (hh * (below & present)).sum(axis=1) + np.where(split_left, hh[:, -1], 0.0)
-        h_right = (hh * present).sum(axis=1) + hh[:, -1] - h_left
+        sides = np.empty((2, split_k.shape[0]))
+        _split_hessians(self.hh, split_k.astype(np.int64), split_f.astype(np.int64),
+                        self.split_bin[split_k].astype(np.int64), np.asarray(split_left, np.bool_), self.n_bins, sides)
+        h_left, h_right = sides
         pairs = 2 * np.arange(split_k.shape[0])
         build = np.where(h_left <= h_right, pairs, pairs + 1).astype(np.int64)
+        split_bin = self.split_bin
         self._decision = (split_k.astype(np.int64), split_f.astype(np.int64), split_bin.astype(np.int64),
                           np.asarray(split_left, np.bool_), build, bool(last))
 

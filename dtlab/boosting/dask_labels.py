@@ -26,10 +26,11 @@ from ..distributed.executors import is_dask_collection
 from ..distributed.replicas import Replicas
 from . import _params
 from .booster import RoundEvaluation
+from .dask_hist import block_summary as _block_summary
 from .dask_hist import encode_part_labels
 from .losses import LOSSES
 
-__all__ = ["RoundEvaluationParts", "Targets", "gather_labels", "summarize_targets"]
+__all__ = ["RoundEvaluationParts", "Targets", "combine_summaries", "gather_labels", "summarize_targets"]
 
 
 @dataclass
@@ -43,22 +44,6 @@ class Targets:
     mean: float = 0.0
 
 
-def _block_summary(y: Any, classifier: bool):
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.reshape(-1)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if classifier:
-        values, counts = np.unique(y, return_counts=True)
-        return y.shape[0], values, counts, None
-    yf = y.astype(np.float32)
-    if not np.all(np.isfinite(yf)):
-        raise ValueError("y contains NaN or inf")
-    single = float(np.mean(yf)) if yf.size else 0.0  # the one-block case: exactly the local fit's mean
-    return y.shape[0], None, None, (float(yf.astype(np.float64).sum()), single)
-
-
 def summarize_targets(client: Any, parts: list, classifier: bool) -> Targets:
     """:class:`Targets` of every part's label blocks (host arrays or futures), each block summarised where
     it is."""
@@ -68,7 +53,12 @@ def summarize_targets(client: Any, parts: list, classifier: bool) -> Targets:
     remote = [b for b in blocks if isinstance(b, Future)]
     done = dict(zip(map(id, remote), client.gather(client.map(_block_summary, remote, classifier=classifier,
                                                              pure=False)))) if remote else {}
-    summaries = [done[id(b)] if isinstance(b, Future) else _block_summary(b, classifier) for b in blocks]
+    return combine_summaries([done[id(b)] if isinstance(b, Future) else _block_summary(b, classifier)
+                              for b in blocks], classifier)
+
+
+def combine_summaries(summaries: list, classifier: bool) -> Targets:
+    """:class:`Targets` of the label blocks' summaries (:func:`~.dask_hist.block_summary`), in block order."""
     n = sum(s[0] for s in summaries)
     if n == 0:
         raise ValueError("y is empty: at least one sample is needed")

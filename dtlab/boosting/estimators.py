@@ -127,8 +127,9 @@ class _GBDT(BaseEstimator):
                                   on_round, sample_weight=inputs.weight, sampler=sampler,
                                   categorical=inputs.categorical)
                 else:
+                    # without eval sets, callbacks or progress the rounds need not wait for the client
                     trees = engine.boost(data, y_encoded, loss, n_outputs, base_margin, params, backend, n_threads,
-                                         on_round)
+                                         on_round, per_round=bool(eval_set or callbacks) or bar is not None)
         finally:
             if bar is not None:
                 bar.close()

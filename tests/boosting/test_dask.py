@@ -100,22 +100,41 @@ def test_hist_gives_the_single_process_trees_where_sums_are_exact(client, loop, 
 @pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])
 def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind, monkeypatch):
     """Sums that are not exact: the workers add the parts' histograms in the order the client does, so the
-    collective loop's trees are the scheduler-driven loop's, bit for bit, with far fewer scheduler round trips."""
+    collective loop's trees are the scheduler-driven loop's, bit for bit, with far fewer scheduler round trips;
+    the same trees with a task per round (a callback to call between rounds) or many rounds per task (none)."""
     X, z = data(n=900, seed=3)
     y = {"regression": z, "binary": (z > 0).astype(int), "multiclass": np.digitize(z, [-1, 1])}[kind]
     Est = GBDTRegressor if kind == "regression" else GBDTClassifier
     params = dict(n_estimators=4, max_depth=4, split_method="hist", learning_rate=0.3, n_jobs=1, executor=client)
+    seen = []
+    fits = {}
+    for loop, callbacks in (("scheduler", None), ("collective", [lambda r, record: seen.append(r)]),
+                            ("batched", None)):
+        monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler" if loop == "scheduler" else "collective")
+        fits[loop] = Est(**params).fit(X, y, callbacks=callbacks)
+        assert fits[loop].dask_stats_["loop"] == ("scheduler" if loop == "scheduler" else "collective")
+    assert seen == list(range(params["n_estimators"]))
+    assert_same_trees(fits["collective"], fits["scheduler"])
+    assert_same_trees(fits["batched"], fits["scheduler"])
+    # the same cut queries; then one trip per tree and level against two to set the group up and one per round
+    # (a callback) or one for all the rounds (none: they take far less than TASK_SECONDS)
+    trips = {k: f.dask_stats_["round_trips"] for k, f in fits.items()}
+    tree_messages = len(fits["scheduler"].dask_stats_["level_bytes"])
+    assert trips["collective"] == trips["scheduler"] - tree_messages + 2 + params["n_estimators"]
+    assert trips["batched"] == trips["scheduler"] - tree_messages + 2 + 1
+    assert tree_messages > 3 * params["n_estimators"]
+
+
+def test_collective_with_an_odd_number_of_features_grows_the_scheduler_loops_trees(client, monkeypatch):
+    """Two ranks keep the summed histograms of 3 and 4 of 7 features each (a reduce-scatter of uneven halves)."""
+    X, z = data(n=700, d=7, seed=5)
+    params = dict(n_estimators=3, max_depth=4, split_method="hist", learning_rate=0.3, n_jobs=1, executor=client)
     fits = {}
     for loop in ("scheduler", "collective"):
         monkeypatch.setattr(dask_fit, "HIST_LOOP", loop)
-        fits[loop] = Est(**params).fit(X, y)
-        assert fits[loop].dask_stats_["loop"] == loop
+        fits[loop] = GBDTClassifier(**params).fit(X, (z > 0).astype(int))
+    assert fits["collective"].dask_stats_["loop"] == "collective"
     assert_same_trees(fits["collective"], fits["scheduler"])
-    # the same cut queries; then one trip per tree and level against three to set the group up and one per round
-    trips = {k: f.dask_stats_["round_trips"] for k, f in fits.items()}
-    tree_messages = len(fits["scheduler"].dask_stats_["level_bytes"])
-    assert trips["collective"] == trips["scheduler"] - tree_messages + 3 + params["n_estimators"]
-    assert tree_messages > 3 * params["n_estimators"]
 
 
 def test_the_collective_falls_back_to_the_scheduler_loop_where_it_cannot_start(client, monkeypatch):
