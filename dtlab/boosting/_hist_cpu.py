@@ -73,6 +73,29 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
 
 
 @numba.njit(**NJIT)
+def _node_histogram(f0, f1, bins, order, start, stop, g, h, gh, out_g, out_h):
+    """Features ``f0:f1`` of the histogram of the rows ``order[start:stop]`` into ``out_g`` / ``out_h``
+    ((n_features, n_bins) float64: one node's), through the scratch ``gh`` ((f1 - f0, n_bins, 2) float64),
+    where (g, h) of a bin lie side by side while the rows are added: one cache line per update instead of
+    two, which made the build a sixth faster at 500,000 x 28."""
+    gh[:] = 0.0
+    # row by row: a row's gradients are read once and its bins of the slice are contiguous; consecutive
+    # updates go to different features' histograms, so they do not wait on each other
+    for i in range(start, stop):
+        r = order[i]
+        gr = g[r]
+        hr = h[r]
+        for f in range(f0, f1):
+            b = bins[r, f]
+            gh[f - f0, b, 0] += gr
+            gh[f - f0, b, 1] += hr
+    for f in range(f0, f1):
+        for b in range(gh.shape[1]):
+            out_g[f, b] = gh[f - f0, b, 0]
+            out_h[f, b] = gh[f - f0, b, 1]
+
+
+@numba.njit(**NJIT)
 def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
                  n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left):
     """One worker's share of a level, features ``f0:f1``: histograms, then the best split of every node.
@@ -84,25 +107,10 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
     and costs one parallel launch per level.
     """
     n_total = hg.shape[2]
-    # (g, h) of a bin side by side while the rows are added: one cache line per update instead of two
     gh = np.empty((f1 - f0, n_total, 2))
     for j in range(build.shape[0]):
         k = build[j]
-        gh[:] = 0.0
-        # row by row: a row's gradients are read once and its bins of the slice are contiguous; consecutive
-        # updates go to different features' histograms, so they do not wait on each other
-        for i in range(nseg[k], nseg[k + 1]):
-            r = order[i]
-            gr = g[r]
-            hr = h[r]
-            for f in range(f0, f1):
-                b = bins[r, f]
-                gh[f - f0, b, 0] += gr
-                gh[f - f0, b, 1] += hr
-        for f in range(f0, f1):
-            for b in range(n_total):
-                hg[k, f, b] = gh[f - f0, b, 0]
-                hh[k, f, b] = gh[f - f0, b, 1]
+        _node_histogram(f0, f1, bins, order, nseg[k], nseg[k + 1], g, h, gh, hg[k], hh[k])
         p = parent[j]
         if p >= 0:
             o = k ^ 1
@@ -122,21 +130,10 @@ def _build_slice(f0, f1, bins, order, nseg, build, g, h, out_g, out_h):
     """Features ``f0:f1`` of the histograms of the nodes ``build`` from their rows, node ``build[j]`` into
     ``out_*[j]``: the build of :func:`_level_slice` (the same additions in the same order), written compactly
     for a Dask part to send (no copy out of the level's node-indexed arrays)."""
-    n_total = out_g.shape[2]
+    gh = np.empty((f1 - f0, out_g.shape[2], 2))
     for j in range(build.shape[0]):
         k = build[j]
-        for f in range(f0, f1):
-            for b in range(n_total):
-                out_g[j, f, b] = 0.0
-                out_h[j, f, b] = 0.0
-        for i in range(nseg[k], nseg[k + 1]):
-            r = order[i]
-            gr = g[r]
-            hr = h[r]
-            for f in range(f0, f1):
-                b = bins[r, f]
-                out_g[j, f, b] += gr
-                out_h[j, f, b] += hr
+        _node_histogram(f0, f1, bins, order, nseg[k], nseg[k + 1], g, h, gh, out_g[j], out_h[j])
 
 
 @numba.njit(parallel=True, **NJIT)
