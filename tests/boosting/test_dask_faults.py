@@ -106,6 +106,34 @@ def test_a_killed_worker_process_mid_collective_fit_is_a_clear_error_naming_it(p
     assert fit.dask_stats_["loop"] == "collective"
 
 
+@pytest.mark.timeout(300)
+def test_a_killed_worker_process_inside_the_one_task_for_all_rounds_is_a_clear_error(process_cluster, monkeypatch):
+    """With nothing to do between rounds (no callback, eval set or progress bar) the collective loop runs the
+    rounds in one task per worker; a worker killed inside that task also ends the fit with an error naming
+    it, well within the collective's timeout."""
+    X, y = _data(n=20000)
+    boost = dask_collective.CollectiveLoop.boost
+    seen, killed = [], []
+
+    def boost_then_kill(self, n_outputs, params, on_round=None, per_round=True):
+        seen.append(per_round)
+        victim = sorted(process_cluster.scheduler_info()["workers"])[0]
+        pid = process_cluster.run(os.getpid, workers=[victim])[victim]
+        threading.Timer(0.3, lambda: (os.kill(pid, signal.SIGKILL), killed.append((victim, time.monotonic())))).start()
+        return boost(self, n_outputs, params, on_round, per_round)
+
+    monkeypatch.setattr(dask_collective.CollectiveLoop, "boost", boost_then_kill)
+    params = dict(n_estimators=400, max_depth=6, split_method="hist", n_jobs=1)  # several seconds of rounds
+    start = time.monotonic()
+    with pytest.raises((ClusterError, CollectiveError)) as info:
+        GBDTClassifier(**params, executor=process_cluster).fit(X, y)
+    end = time.monotonic()
+    assert seen == [False], "the fit did not take the one-task path"
+    assert killed and start < killed[0][1] < end, "the worker was not killed while the fit ran"
+    assert killed[0][0] in str(info.value)
+    assert end - killed[0][1] < dask_collective.COLLECTIVE_TIMEOUT_S / 2
+
+
 def _wait_for_workers(client, n, gone=(), timeout=60):
     """At least ``n`` live workers and the scheduler has let the killed ones (``gone``) go. (Counting workers
     alone is not enough: on a loaded machine the scheduler can still list the dead one beside its survivor, and
