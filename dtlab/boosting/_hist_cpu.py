@@ -73,30 +73,45 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
 
 
 @numba.njit(**NJIT)
-def _node_histogram(f0, f1, bins, order, start, stop, g, h, gh, out_g, out_h):
+def _node_histogram(f0, f1, columns, order, start, stop, g, h, acc, og, oh, out_g, out_h):
     """Features ``f0:f1`` of the histogram of the rows ``order[start:stop]`` into ``out_g`` / ``out_h``
-    ((n_features, n_bins) float64: one node's), through the scratch ``gh`` ((f1 - f0, n_bins, 2) float64),
-    where (g, h) of a bin lie side by side while the rows are added: one cache line per update instead of
-    two, which made the build a sixth faster at 500,000 x 28."""
-    gh[:] = 0.0
-    # row by row: a row's gradients are read once and its bins of the slice are contiguous; consecutive
-    # updates go to different features' histograms, so they do not wait on each other
-    for i in range(start, stop):
-        r = order[i]
-        gr = g[r]
-        hr = h[r]
-        for f in range(f0, f1):
-            b = bins[r, f]
-            gh[f - f0, b, 0] += gr
-            gh[f - f0, b, 1] += hr
+    ((n_features, n_bins) float64: one node's).
+
+    Feature by feature (``columns``: the bins by feature, (n_features, n_samples) uint8), as LightGBM's
+    column-wise histograms: the node's gradients are gathered once into ``og`` / ``oh`` (float32 scratch of at
+    least ``stop - start``), then each feature's rows are added into one small histogram ``acc`` ((n_bins, 2)
+    float64, (g, h) of a bin side by side) that stays in the L1 cache, reading one column that stays in L2.
+    Adding a row's bins to every feature's histogram at once touched 28 x 4 KB of histograms per row and
+    took 1.5x the time at 500,000 x 28.  Each bin still adds its rows in row order: the same sums, bit for bit.
+    """
+    m = stop - start
+    for i in range(m):
+        r = order[start + i]
+        og[i] = g[r]
+        oh[i] = h[r]
     for f in range(f0, f1):
-        for b in range(gh.shape[1]):
-            out_g[f, b] = gh[f - f0, b, 0]
-            out_h[f, b] = gh[f - f0, b, 1]
+        column = columns[f]
+        acc[:] = 0.0
+        for i in range(m):
+            b = column[order[start + i]]
+            acc[b, 0] += og[i]
+            acc[b, 1] += oh[i]
+        for b in range(acc.shape[0]):
+            out_g[f, b] = acc[b, 0]
+            out_h[f, b] = acc[b, 1]
 
 
 @numba.njit(**NJIT)
-def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
+def _build_scratch(nseg, build, n_total):
+    """The scratch of :func:`_node_histogram` for the nodes ``build``: (acc, og, oh)."""
+    largest = 0
+    for j in range(build.shape[0]):
+        largest = max(largest, nseg[build[j] + 1] - nseg[build[j]])
+    return np.empty((n_total, 2)), np.empty(largest, np.float32), np.empty(largest, np.float32)
+
+
+@numba.njit(**NJIT)
+def _level_slice(f0, f1, slot, columns, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes,
                  n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left):
     """One worker's share of a level, features ``f0:f1``: histograms, then the best split of every node.
 
@@ -107,10 +122,10 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
     and costs one parallel launch per level.
     """
     n_total = hg.shape[2]
-    gh = np.empty((f1 - f0, n_total, 2))
+    acc, og, oh = _build_scratch(nseg, build, n_total)
     for j in range(build.shape[0]):
         k = build[j]
-        _node_histogram(f0, f1, bins, order, nseg[k], nseg[k + 1], g, h, gh, hg[k], hh[k])
+        _node_histogram(f0, f1, columns, order, nseg[k], nseg[k + 1], g, h, acc, og, oh, hg[k], hh[k])
         p = parent[j]
         if p >= 0:
             o = k ^ 1
@@ -126,22 +141,22 @@ def _level_slice(f0, f1, slot, bins, order, nseg, build, parent, hg_parent, hh_p
 
 
 @numba.njit(**NJIT)
-def _build_slice(f0, f1, bins, order, nseg, build, g, h, out_g, out_h):
+def _build_slice(f0, f1, columns, order, nseg, build, g, h, out_g, out_h):
     """Features ``f0:f1`` of the histograms of the nodes ``build`` from their rows, node ``build[j]`` into
     ``out_*[j]``: the build of :func:`_level_slice` (the same additions in the same order), written compactly
     for a Dask part to send (no copy out of the level's node-indexed arrays)."""
-    gh = np.empty((f1 - f0, out_g.shape[2], 2))
+    acc, og, oh = _build_scratch(nseg, build, out_g.shape[2])
     for j in range(build.shape[0]):
         k = build[j]
-        _node_histogram(f0, f1, bins, order, nseg[k], nseg[k + 1], g, h, gh, out_g[j], out_h[j])
+        _node_histogram(f0, f1, columns, order, nseg[k], nseg[k + 1], g, h, acc, og, oh, out_g[j], out_h[j])
 
 
 @numba.njit(parallel=True, **NJIT)
-def _build_nodes(bins, order, nseg, build, g, h, out_g, out_h, n_workers):
+def _build_nodes(columns, order, nseg, build, g, h, out_g, out_h, n_workers):
     """:func:`_build_slice` with the features cut into ``n_workers`` slices."""
-    d = bins.shape[1]
+    d = columns.shape[0]
     for w in numba.prange(n_workers):
-        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, bins, order, nseg, build, g, h, out_g, out_h)
+        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, columns, order, nseg, build, g, h, out_g, out_h)
 
 
 @numba.njit(**NJIT)
@@ -183,12 +198,12 @@ def _place_children(f0, f1, build, parent, built_g, built_h, hg_parent, hh_paren
 
 
 @numba.njit(parallel=True, **NJIT)
-def _level(bins, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h,
-           col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
+def _level(columns, order, nseg, build, parent, hg_parent, hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g,
+           node_h, col_missing, lam, mcw, pos_bins, bufs, f_gain, f_bin, f_left, n_workers):
     """:func:`_level_slice` with the features cut into ``n_workers`` slices (worker ``w`` in scratch slot ``w``)."""
-    d = bins.shape[1]
+    d = columns.shape[0]
     for w in numba.prange(n_workers):
-        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, bins, order, nseg, build, parent, hg_parent,
+        _level_slice(w * d // n_workers, (w + 1) * d // n_workers, w, columns, order, nseg, build, parent, hg_parent,
                      hh_parent, g, h, hg, hh, n_nodes, n_bins, node_g, node_h, col_missing, lam, mcw, pos_bins,
                      bufs, f_gain, f_bin, f_left)
 

@@ -162,7 +162,7 @@ class WorkerHistSearch(DaskHistSearch):
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)
         f_left = np.empty((d, n_nodes), np.bool_)
-        _level_slice(a, b, 0, self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent,
+        _level_slice(a, b, 0, self.columns, self.order, self.nseg, self.build, self.parent, self.hg_parent,
                      self.hh_parent, self.g, self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h,
                      self.col_missing, lam, mcw, self.pos_bins, self.bufs, f_gain, f_bin, f_left)
         self._h_sides = np.empty((2, d, n_nodes))

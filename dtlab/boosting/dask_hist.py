@@ -200,9 +200,9 @@ class HistPart:
         else:
             out_g, out_h = np.empty(shape), np.empty(shape)
         if s.parallel:
-            _build_nodes(s.bins, s.order, s.nseg, build, s.g, s.h, out_g, out_h, s.n_workers)
+            _build_nodes(s.columns, s.order, s.nseg, build, s.g, s.h, out_g, out_h, s.n_workers)
         else:
-            _build_slice(0, shape[1], s.bins, s.order, s.nseg, build, s.g, s.h, out_g, out_h)
+            _build_slice(0, shape[1], s.columns, s.order, s.nseg, build, s.g, s.h, out_g, out_h)
         return out_g, out_h
 
 

@@ -163,8 +163,8 @@ class FrontierSearch:
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)
         f_left = np.empty((d, n_nodes), np.bool_)
-        args = (hs.bins, order, nseg, build, parent, hg_parent, hh_parent, self.g, self.h, hg, hh, n_nodes, hs.n_bins,
-                node_g, node_h, hs.col_missing, lam, mcw, hs.pos_bins, hs.bufs, f_gain, f_bin, f_left)
+        args = (hs.columns, order, nseg, build, parent, hg_parent, hh_parent, self.g, self.h, hg, hh, n_nodes,
+                hs.n_bins, node_g, node_h, hs.col_missing, lam, mcw, hs.pos_bins, hs.bufs, f_gain, f_bin, f_left)
         if hs.parallel:
             _level(*args, hs.n_workers)
         else:

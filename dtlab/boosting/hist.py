@@ -113,7 +113,7 @@ class HistSearch:
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)
         f_left = np.empty((d, n_nodes), np.bool_)
-        args = (self.bins, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
+        args = (self.columns, self.order, self.nseg, self.build, self.parent, self.hg_parent, self.hh_parent, self.g,
                 self.h, self.hg, self.hh, n_nodes, self.n_bins, node_g, node_h, self.col_missing, lam, mcw,
                 self.pos_bins, self.bufs, f_gain, f_bin, f_left)
         if self.parallel:  # numba's OpenMP team, as the exact search: its workers, spinning after one
