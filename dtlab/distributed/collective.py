@@ -93,18 +93,7 @@ class Collective:
 
     def _recv_exact(self, rank: int, n: int) -> bytearray:
         buf = bytearray(n)
-        view, got = memoryview(buf), 0
-        while got < n:
-            try:
-                k = self.peers[rank].recv_into(view[got:], n - got)
-            except socket.timeout:
-                raise CollectiveError(f"{self._who(rank)} sent nothing within {self.timeout:g} s: it hangs or "
-                                      "left") from None
-            except OSError as exc:
-                raise CollectiveError(f"the connection to {self._who(rank)} broke: the worker left ({exc})") from exc
-            if k == 0:
-                raise CollectiveError(f"{self._who(rank)} closed its connection: the worker left")
-            got += k
+        self._recv_into(rank, memoryview(buf))
         return buf
 
     def _recv(self, rank: int) -> Any:
