@@ -28,6 +28,7 @@ the work; ``distributed`` is only asked for the worker's host.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import select
 import socket
@@ -101,10 +102,22 @@ class Collective:
         self.bytes_received += n
         return pickle.loads(self._recv_exact(rank, n))
 
-    def reduce_broadcast(self, value: Any, combine: Callable[[list], Any]) -> Any:
-        """``combine([value of rank 0, value of rank 1, ...])``, computed on rank 0, returned on every rank."""
+    @contextlib.contextmanager
+    def _exchange(self):
+        """An exchange: its seconds added to ``wait_seconds``; on a :class:`CollectiveError` this rank's sockets
+        closed first, so the peers still waiting on it learn at once, not at their timeout."""
         start = time.perf_counter()
         try:
+            yield
+        except CollectiveError:
+            self.close()
+            raise
+        finally:
+            self.wait_seconds += time.perf_counter() - start
+
+    def reduce_broadcast(self, value: Any, combine: Callable[[list], Any]) -> Any:
+        """``combine([value of rank 0, value of rank 1, ...])``, computed on rank 0, returned on every rank."""
+        with self._exchange():
             if self.world == 1:
                 return combine([value])
             if self.rank != 0:
@@ -114,17 +127,11 @@ class Collective:
             for r in range(1, self.world):
                 self._send(r, combined)
             return combined
-        except CollectiveError:
-            self.close()  # the peers still waiting on this rank learn at once, not at their timeout
-            raise
-        finally:
-            self.wait_seconds += time.perf_counter() - start
 
     def allreduce(self, arrays: list) -> list:
         """The element-wise sums over the ranks of C-contiguous numpy ``arrays`` (the same shapes and dtypes on
         every rank), added in rank order, the same bytes on every rank.  Overwrites and returns ``arrays``."""
-        start = time.perf_counter()
-        try:
+        with self._exchange():
             if self.world == 1:
                 return arrays
             nbytes = sum(a.nbytes for a in arrays)
@@ -150,25 +157,14 @@ class Collective:
             for r in range(1, self.world):
                 self._send_raw(r, arrays, nbytes)
             return arrays
-        except CollectiveError:
-            self.close()  # the peers still waiting on this rank learn at once, not at their timeout
-            raise
-        finally:
-            self.wait_seconds += time.perf_counter() - start
 
     def swap(self, out: list, into: list) -> None:
         """Two ranks only: send the C-contiguous arrays ``out`` to the other rank while receiving its ``out``
         into ``into`` (C-contiguous, its sizes in order): the halves of a reduce-scatter, a gather of halves."""
         if self.world != 2:
             raise ValueError(f"swap is between two ranks; this group has {self.world}")
-        start = time.perf_counter()
-        try:
+        with self._exchange():
             self._duplex(1 - self.rank, list(out), list(into))
-        except CollectiveError:
-            self.close()
-            raise
-        finally:
-            self.wait_seconds += time.perf_counter() - start
 
     def _send_raw(self, rank: int, arrays: list, nbytes: int) -> None:
         try:
