@@ -43,7 +43,7 @@ import numpy as np
 
 from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
 from ..distributed.dask_executor import ClusterError
-from ._hist_cpu import _level_slice, _place_children, _split_hessians
+from ._hist_cpu import _level_slice, _split_hessians
 from .dask_hist import DaskHistSearch, TreeStart
 from .grower import ColumnData, grow_boosted_tree
 from .hist import HistSearch
@@ -138,22 +138,13 @@ class WorkerHistSearch(DaskHistSearch):
         self.level_bytes = []
         self._settle = None
         self._previous = None
-        self._next_store = 0
 
-    def start_tree(self, g: TreeStart, h: Any = None) -> None:
-        """:meth:`DaskHistSearch.start_tree` on the group's summed root (the sums are this finder's own arrays:
-        no copies)."""
-        previous = None if self._previous is None else (*self._previous, *self._settle)
-        before = self.replicas.received_bytes
-        ((sums, hists),) = self.replicas.send(("tree", g.output, g.new_round, previous))
-        self.level_bytes.append((0, self.replicas.received_bytes - before))
-        self._root_sums = sums
-        self.hg, self.hh = hists
-        self.hg_parent, self.hh_parent = self.hg, self.hh
-        self.build = self.parent = np.empty(0, np.int64)  # the scan only: the histograms are made
-        self.g = self.h = np.empty(0, np.float32)
-        self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
-        self.depth = 0
+    def _summed(self, replies: list) -> tuple:
+        """The group's totals already (:meth:`_LocalParts.send`): this finder's own arrays, no copies."""
+        return replies[0]
+
+    def _kept_features(self) -> tuple[int, int]:
+        return self.replicas.own
 
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
         """:meth:`HistSearch.find` over the rank's own features, the other rank's results swapped in."""
@@ -185,24 +176,6 @@ class WorkerHistSearch(DaskHistSearch):
         build = np.where(h_left <= h_right, pairs, pairs + 1).astype(np.int64)
         self._decision = (split_k.astype(np.int64), split_f.astype(np.int64), self.split_bin.astype(np.int64),
                           np.asarray(split_left, np.bool_), build, bool(last))
-
-    def advance_level(self, which: np.ndarray, level_ids: np.ndarray, n_children: int):
-        """:meth:`DaskHistSearch.advance_level` into the finder's kept buffers (:meth:`HistSearch._alloc`),
-        each sibling its parent minus the built child as there, with no temporaries (:func:`_place_children`),
-        for the rank's own features."""
-        split_k, split_f, split_bin, split_left, build, last = self._decision
-        before = self.replicas.received_bytes
-        ((sums, built),) = self.replicas.send(("level", split_k, split_f, split_bin, split_left, which, level_ids,
-                                               n_children, build, last))
-        self.depth += 1
-        self.level_bytes.append((self.depth, self.replicas.received_bytes - before))
-        if not last:
-            shape = (n_children,) + self.hg.shape[1:]
-            hg, hh = self._alloc(shape), self._alloc(shape)
-            _place_children(*self.replicas.own, build, split_k, built[0], built[1], self.hg, self.hh, hg, hh)
-            self.hg, self.hh = hg, hh
-        self.hg_parent, self.hh_parent = self.hg, self.hh
-        return sums
 
 
 def _join_attach(replica: Any, key: str, rank: int, world: int, address: tuple, names: list, timeout: float,

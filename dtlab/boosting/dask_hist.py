@@ -37,7 +37,7 @@ import numpy as np
 
 from ..backend import thread_scope
 from ..distributed.dask_data import stack_rows
-from ._hist_cpu import _build_nodes, _build_slice, _split_hessians
+from ._hist_cpu import _build_nodes, _build_slice, _place_children, _split_hessians
 from .dask_bins import ColumnKeys
 from .grower import ColumnData, HostRows
 from .hist import HistSearch
@@ -271,13 +271,22 @@ class DaskHistSearch(HistSearch):
         before = self.replicas.received_bytes
         replies = self.replicas.send(("tree", g.output, g.new_round, previous))
         self.level_bytes.append((0, self.replicas.received_bytes - before))
-        self._root_sums = _add_sums([r[0] for r in replies])
-        self.hg, self.hh = _add_hists([r[1] for r in replies])
+        self._root_sums, (self.hg, self.hh) = self._summed(replies)
         self.hg_parent, self.hh_parent = self.hg, self.hh
         self.build = self.parent = np.empty(0, np.int64)  # the scan only: the histograms are made
         self.g = self.h = np.empty(0, np.float32)
         self.order, self.nseg = np.empty(0, np.int32), np.zeros(1, np.int64)
         self.depth = 0
+
+    def _summed(self, replies: list) -> tuple:
+        """A message's replies added over the parts in part order: ((G, H, count) per node, (g, h) histograms
+        of the nodes built, or None)."""
+        return _add_sums([r[0] for r in replies]), None if replies[0][1] is None else _add_hists(
+            [r[1] for r in replies])
+
+    def _kept_features(self) -> tuple[int, int]:
+        """The features ``(first, end)`` whose summed histograms this finder holds: all of them."""
+        return 0, self.hg.shape[1]
 
     def row_state(self, g: Any, h: Any) -> "DaskRows":
         return DaskRows(self)
@@ -305,14 +314,11 @@ class DaskHistSearch(HistSearch):
                                       n_children, build, last))
         self.depth += 1
         self.level_bytes.append((self.depth, self.replicas.received_bytes - before))
-        sums = _add_sums([r[0] for r in replies])
-        if not last:
-            built_g, built_h = _add_hists([r[1] for r in replies])
+        sums, built = self._summed(replies)
+        if not last:  # each sibling its parent minus the built child, into the kept buffers (HistSearch._alloc)
             shape = (n_children,) + self.hg.shape[1:]
-            hg, hh = np.empty(shape), np.empty(shape)
-            hg[build], hh[build] = built_g, built_h
-            hg[build ^ 1] = self.hg[split_k] - built_g  # the sibling: its parent minus the built child
-            hh[build ^ 1] = self.hh[split_k] - built_h
+            hg, hh = self._alloc(shape), self._alloc(shape)
+            _place_children(*self._kept_features(), build, split_k, built[0], built[1], self.hg, self.hh, hg, hh)
             self.hg, self.hh = hg, hh
         self.hg_parent, self.hh_parent = self.hg, self.hh  # unread: nothing is built or subtracted by the scan
         return sums

@@ -92,6 +92,7 @@ class HistSearch:
         self.bufs = np.empty((3, n_workers, max_bins))
         self.order_buf = np.empty(n, np.int32)
         self._store = [None] * 4
+        self._next_store = 0
         self.goes_left = np.empty(n, np.uint8)
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
