@@ -148,7 +148,7 @@ class WorkerHistSearch(DaskHistSearch):
 
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
         """:meth:`HistSearch.find` over the rank's own features, the other rank's results swapped in."""
-        d = self.bins.shape[1]
+        d = self.columns.shape[0]
         a, b = self.replicas.own
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)

@@ -190,7 +190,7 @@ class HistPart:
         turn (its finder reads a level's histograms, and the root's until the next level is placed; fresh
         memory would be faulted in page by page at every level)."""
         s = self.search
-        shape = (build.shape[0], s.bins.shape[1], s.n_bins_total)
+        shape = (build.shape[0], s.columns.shape[0], s.n_bins_total)
         if self.reuse_buffers:
             self._turn ^= 1
             kept = self._kept[self._turn]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._exact_cpu import PARALLEL_MIN_WORK
-from ._hist_cpu import PARALLEL_MIN_ROWS, _choose_splits, _fill_bins, _level, _level_slice, _split_rows
+from ._hist_cpu import PARALLEL_MIN_ROWS, _bin_values, _choose_splits, _level, _level_slice, _split_rows, padded_cuts
 from ._workers import run_slices
 from .sampling import gate_gains
 
@@ -45,17 +45,15 @@ def _bin_features(f0, f1, w, data, max_bins, binsT, cuts, given=False):
     """Cut points and bins of the features ``f0:f1`` (one worker's slice): ``cuts[f]``, ``binsT[f]``
     (``given``: ``cuts`` holds the cut points already, e.g. those of the whole data on a Dask worker).
 
-    One sort of each column gives both: the cuts are its order statistics and each bin a run of it (faster
-    than a sort plus a binary search per value).
+    The cuts come from the sorted column; each value's bin from a branch-free binary search over them
+    (:func:`._hist_cpu._bin_values`): with the cuts given, no sort at all.
     """
     for f in range(f0, f1):
         s, e = data.indptr[f], data.indptr[f + 1]
         values = data.values[s:e]
-        order = np.argsort(values)  # not stable: equal values share a bin whatever their order
-        srt = values[order]
         if not given:
-            cuts[f] = _edges_of_sorted(srt, max_bins)
-        _fill_bins(data.indices[s:e][order], np.searchsorted(srt, cuts[f], side="left"), binsT[f])
+            cuts[f] = _edges_of_sorted(np.sort(values), max_bins)
+        _bin_values(values, data.indices[s:e], padded_cuts(cuts[f]), binsT[f])
 
 
 class HistSearch:
@@ -84,8 +82,8 @@ class HistSearch:
         self.cut_table = np.full((d, max(max_bins - 2, 1)), np.inf, np.float32)
         for f, cuts in enumerate(self.cuts):
             self.cut_table[f, :cuts.shape[0]] = cuts
-        self.bins = np.ascontiguousarray(binsT.T)  # (n_samples, n_features): rows read whole by the build
-        self.columns = binsT  # (n_features, n_samples): one feature's bins read by the rows' split
+        self.columns = binsT  # (n_features, n_samples): one feature's bins, read by the build and the rows' split
+        self._bins = None
         self.col_missing = np.diff(data.indptr) < n
         self.n_workers = n_workers
         self.pos_bins = np.arange(max_bins, dtype=np.float32)
@@ -95,12 +93,20 @@ class HistSearch:
         self._next_store = 0
         self.goes_left = np.empty(n, np.uint8)
 
+    @property
+    def bins(self) -> np.ndarray:
+        """The bins by row, uint8 (n_samples, n_features): made on first use, for the finders that read a row's
+        bins whole (lossguide and categorical splits, the CUDA search)."""
+        if self._bins is None:
+            self._bins = np.ascontiguousarray(self.columns.T)
+        return self._bins
+
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         n = g.shape[0]
         self.g, self.h = g, h
         self.order = np.arange(n, dtype=np.int32)
         self.nseg = np.array([0, n], np.int64)
-        shape = (1, self.bins.shape[1], self.n_bins_total)
+        shape = (1, self.columns.shape[0], self.n_bins_total)
         self._next_store = 0
         self.hg, self.hh = self._alloc(shape), self._alloc(shape)
         # the root's histogram is built from every row; nothing to subtract
@@ -110,7 +116,7 @@ class HistSearch:
     def find(self, n_nodes, node_g, node_h, node_n, lam, mcw):
         """The level's histograms, then the best split of each node: ``(feature, loss_chg, threshold,
         missing_left)`` arrays."""
-        d = self.bins.shape[1]
+        d = self.columns.shape[0]
         f_gain = np.empty((d, n_nodes))
         f_bin = np.empty((d, n_nodes), np.int64)
         f_left = np.empty((d, n_nodes), np.bool_)
