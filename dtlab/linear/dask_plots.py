@@ -23,7 +23,8 @@ def plot_dask_ml(sets: dict[str, Any]):
         ax.barh(labels, med, xerr=[med - low, high - med], color=colours, capsize=3)
         for y, k in enumerate(labels):
             n = len(runs[k]["seconds"])
-            ax.annotate(f" {runs[k]['median']:.3g} s, f = {runs[k]['objective']:.7g}" + (", 1 run" if n == 1 else ""),
+            ax.annotate(f" {runs[k]['median']:.3g} s, f = {runs[k]['objective']:.7g}" + (", 1 run" if n == 1 else "")
+                        + (f", max_iter {runs[k]['max_iter']}" if "max_iter" in runs[k] else ""),
                         (high[y], y), va="center", fontsize=7.5, annotation_clip=False)
         ax.invert_yaxis()
         ax.set_xscale("log")
@@ -44,6 +45,8 @@ def dask_ml_captions(results: dict[str, Any]) -> dict[str, str]:
     for name, entry in sets.items():
         runs = "; ".join(f"{k} {r['median']:.2f} s ({len(r['seconds'])} run{'s' * (len(r['seconds']) > 1)}), "
                          f"f = {r['objective']:.6g}" + (f", then failed: {r['error']}" if "error" in r else "")
+                         + (f", max_iter capped at {r['max_iter']} of its default {r['default_max_iter']} "
+                            f"(a {r['budget_seconds']:g} s budget)" if "max_iter" in r else "")
                          if r.get("seconds") else
                          f"{k}: {r.get('error', 'not run')}" for k, r in entry["runs"].items())
         g = entry.get("goal")

@@ -91,3 +91,23 @@ def test_plot_and_caption_name_every_contender_and_the_single_runs():
     assert "700.00 s (1 run)" in caption and "0.60 s (2 runs)" in caption and "ValueError: no" in caption
     assert "f = 9, then failed: KilledWorker: gone" in caption  # timed once, then failed
     assert "no dtlab run reached its objective" in caption  # tol 0.1 stops above the peer's objective
+
+
+def test_a_budget_caps_the_named_contenders_max_iter_from_their_warm_up(data, monkeypatch):
+    X, y = data
+    calls = []
+    clock = iter(np.arange(0.0, 1000.0, 10.0))  # every perf_counter call 10 s later: each fit "takes" 10 s
+    monkeypatch.setattr(de.time, "perf_counter", lambda: next(clock))
+    w = np.zeros(5)
+    runs = de._alternate({"peer": _recording(calls, "peer", w), "ours": _recording(calls, "ours", w),
+                          "generous": _recording(calls, "generous", w)}, 2, X, y, 1.0, budget_s=35.0,
+                         default_max_iter={"peer": 100, "generous": 3})
+    assert calls[:3] == [("peer", 1), ("ours", 1), ("generous", 1)]
+    assert calls[3:] == [("peer", 3), ("ours", None), ("generous", None)] * 2  # 35 s / 10 s: 3 iterations
+    assert runs["peer"]["max_iter"] == 3 and runs["peer"]["default_max_iter"] == 100
+    assert "max_iter" not in runs["ours"] and "max_iter" not in runs["generous"]  # not named; its default is 3
+    from dtlab.linear.dask_plots import dask_ml_captions
+
+    entry = {"rows": 40, "n_features": 5, "C": 1.0, "n_workers": 2, "runs": runs}
+    caption = dask_ml_captions({"sets": {"s": entry}})["linear_dask"]
+    assert "max_iter capped at 3 of its default 100 (a 35 s budget)" in caption
