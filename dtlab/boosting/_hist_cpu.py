@@ -159,11 +159,15 @@ def _level_slice(f0, f1, slot, columns, order, nseg, build, parent, hg_parent, h
 
 
 @numba.njit(**NJIT)
-def _build_slice(f0, f1, columns, order, nseg, build, g, h, out_g, out_h):
+def _build_slice(f0, f1, columns, order, nseg, build, g, h, out_g, out_h, og, oh):
     """Features ``f0:f1`` of the histograms of the nodes ``build`` from their rows, node ``build[j]`` into
     ``out_*[j]``: the build of :func:`_level_slice` (the same additions in the same order), written compactly
-    for a Dask part to send (no copy out of the level's node-indexed arrays)."""
-    acc, og, oh = _build_scratch(nseg, build, out_g.shape[2])
+    for a Dask part to send (no copy out of the level's node-indexed arrays).
+
+    ``og``, ``oh``: float32 scratch of at least the largest built node's rows, kept by the caller for the whole
+    fit: a Dask worker hands freed memory back to the OS at once (its ``MALLOC_TRIM_THRESHOLD_``), so scratch
+    allocated per level is faulted in again page by page."""
+    acc = np.empty((out_g.shape[2], 2))
     for j in range(build.shape[0]):
         k = build[j]
         _node_histogram(f0, f1, columns, order, nseg[k], nseg[k + 1], g, h, acc, og, oh, out_g[j], out_h[j])
@@ -174,7 +178,9 @@ def _build_nodes(columns, order, nseg, build, g, h, out_g, out_h, n_workers):
     """:func:`_build_slice` with the features cut into ``n_workers`` slices."""
     d = columns.shape[0]
     for w in numba.prange(n_workers):
-        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, columns, order, nseg, build, g, h, out_g, out_h)
+        _, og, oh = _build_scratch(nseg, build, out_g.shape[2])
+        _build_slice(w * d // n_workers, (w + 1) * d // n_workers, columns, order, nseg, build, g, h, out_g, out_h,
+                     og, oh)
 
 
 @numba.njit(**NJIT)

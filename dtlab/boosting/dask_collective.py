@@ -74,6 +74,7 @@ class _LocalParts:
     def __init__(self, part: Any, collective: Any, n_features: int):
         self.part, self.collective = part, collective
         self.received_bytes = 0
+        self._received = None
         part.reuse_buffers = True  # its replies are summed in place and read before its next message
         halves = feature_halves(n_features)
         self.split = collective.world == 2
@@ -94,7 +95,7 @@ class _LocalParts:
             (a, b), (p, q) = self.own, self.other
             n_build = hists[0].shape[0]
             theirs = [np.empty_like(x) for x in sums]
-            halves = [np.empty((n_build, b - a, hists[0].shape[2])) for _ in hists]
+            halves = self._halves((n_build, b - a, hists[0].shape[2]))
             # each built node's block of the other's features is contiguous: sent as it lies, no copy
             self.collective.swap(sums + [h[j, p:q] for h in hists for j in range(n_build)], theirs + halves)
             for x, y in zip(sums, theirs):
@@ -103,6 +104,14 @@ class _LocalParts:
                 np.add(h[:, a:b], y, out=h[:, a:b])
         self.received_bytes += self.collective.bytes_received - before
         return [(tuple(sums), hists)]
+
+    def _halves(self, shape: tuple) -> list:
+        """Room for the other rank's half of a level's (g, h) histograms: one pair kept for the fit and viewed
+        at each level's size (fresh memory would be faulted in page by page at every level: a Dask worker
+        hands freed memory back to the OS at once)."""
+        if self._received is None or self._received[0].shape[0] < shape[0]:
+            self._received = [np.empty(shape), np.empty(shape)]
+        return [x[:shape[0]] for x in self._received]
 
     def gather_scan(self, arrays: list) -> None:
         """Complete per-feature arrays (rows: features) of which this rank filled its own rows."""

@@ -120,6 +120,8 @@ class HistPart:
         self.reuse_buffers = False  # see _build
         self._kept = [None, None]
         self._turn = 0
+        self._gathered = None  # _scratch
+        self._leaf_values = None  # _start_tree
 
     # queries of the cut procedure (no state changed)
     def column_keys(self) -> ColumnKeys:
@@ -159,16 +161,22 @@ class HistPart:
             prev_output, node_value, which, level_ids = previous
             self.rows.advance(which, level_ids, 0)
             leaf = self.rows.leaf_of_row()
+            if self._leaf_values is None:
+                self._leaf_values = np.empty(leaf.shape[0], np.float32)
+            values = np.take(node_value, leaf, out=self._leaf_values)
             if self.margin.ndim == 1:
-                self.margin += node_value[leaf]
+                self.margin += values
             else:
-                self.margin[:, prev_output] += node_value[leaf]
+                self.margin[:, prev_output] += values
         if new_round:
             self.loss.gradients(self.margin, self.y, self.g, self.h)
         g = self.g if self.g.ndim == 1 else np.ascontiguousarray(self.g[:, output])
         h = self.h if self.h.ndim == 1 else np.ascontiguousarray(self.h[:, output])
         self.search.start_tree(g, h)
-        self.rows = HostRows(g, h)
+        if self.rows is None:
+            self.rows = HostRows(g, h)
+        else:  # the last tree's arrays, zeroed: no fresh memory per tree (see _build_slice)
+            self.rows.reset(g, h)
         sums = self.rows.root_sums()
         return None if replay else (sums, self._build(np.zeros(1, np.int64)))
 
@@ -181,6 +189,13 @@ class HistPart:
         if replay:
             return None
         return (sums, None) if last else (sums, self._build(build))
+
+    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """The gathered gradients' scratch of :func:`._hist_cpu._build_slice`, one pair for the whole fit."""
+        if self._gathered is None:
+            n = self.search.columns.shape[1]
+            self._gathered = (np.empty(n, np.float32), np.empty(n, np.float32))
+        return self._gathered
 
     def _build(self, build: np.ndarray):
         """Histograms of the nodes ``build`` of the level from this part's rows: (g, h), each
@@ -202,7 +217,7 @@ class HistPart:
         if s.parallel:
             _build_nodes(s.columns, s.order, s.nseg, build, s.g, s.h, out_g, out_h, s.n_workers)
         else:
-            _build_slice(0, shape[1], s.columns, s.order, s.nseg, build, s.g, s.h, out_g, out_h)
+            _build_slice(0, shape[1], s.columns, s.order, s.nseg, build, s.g, s.h, out_g, out_h, *self._scratch())
         return out_g, out_h
 
 

@@ -150,6 +150,13 @@ class HostRows:
         self.side = np.zeros(n, np.uint8)
         self._leaf = np.zeros(n, np.int64)
 
+    def reset(self, g: np.ndarray, h: np.ndarray) -> None:
+        """Every row back in the root, for the next tree's gradients (the same number of rows), in place."""
+        self.g, self.h = g, h
+        self.pos[:] = 0
+        self.side[:] = 0
+        self._leaf[:] = 0
+
     def root_sums(self):
         return _node_sums(self.pos, self.g, self.h, 1)
 

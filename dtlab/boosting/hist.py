@@ -89,6 +89,8 @@ class HistSearch:
         self.pos_bins = np.arange(max_bins, dtype=np.float32)
         self.bufs = np.empty((3, n_workers, max_bins))
         self.order_buf = np.empty(n, np.int32)
+        self._first_order = np.arange(n, dtype=np.int32)  # every tree's row order at its root (start_tree)
+        self.order = np.empty(n, np.int32)
         self._store = [None] * 4
         self._next_store = 0
         self.goes_left = np.empty(n, np.uint8)
@@ -104,7 +106,10 @@ class HistSearch:
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:
         n = g.shape[0]
         self.g, self.h = g, h
-        self.order = np.arange(n, dtype=np.int32)
+        if self.order.shape[0] != n:  # another number of rows than binned (not a hist fit's)
+            self.order, self.order_buf = np.empty(n, np.int32), np.empty(n, np.int32)
+            self._first_order = np.arange(n, dtype=np.int32)
+        self.order[:] = self._first_order  # into the kept buffer: no fresh memory per tree
         self.nseg = np.array([0, n], np.int64)
         shape = (1, self.columns.shape[0], self.n_bins_total)
         self._next_store = 0
