@@ -134,3 +134,28 @@ def test_bins_are_the_number_of_cuts_at_or_below_each_value(rng, n_workers):
         np.testing.assert_array_equal(search.cuts[f], cuts)
         expected = np.where(np.isnan(x), 63, np.searchsorted(cuts, np.nan_to_num(x), side="right"))
         np.testing.assert_array_equal(search.bins[:, f], expected)
+
+
+@pytest.mark.parametrize("n_cuts", [0, 1, 7, 254])
+def test_bin_values_is_the_number_of_cuts_at_or_below_each_value(rng, n_cuts):
+    from dtlab.boosting._hist_cpu import _bin_values, padded_cuts
+
+    values = np.concatenate([rng.normal(size=2000), rng.integers(-3, 4, 500), [0.0, -0.0, 1e30, -1e30]])
+    values = values.astype(np.float32)
+    cuts = np.unique(rng.choice(values, n_cuts, replace=False)) if n_cuts else np.empty(0, np.float32)
+    values = np.concatenate([values, cuts])  # values equal to a cut go right of it
+    rows = rng.permutation(values.shape[0]).astype(np.int32)
+    out = np.full(values.shape[0], 255, np.uint8)
+    _bin_values(values, rows, padded_cuts(cuts.astype(np.float32)), out)
+    expected = np.empty_like(out)
+    expected[rows] = np.searchsorted(cuts, values, side="right")
+    assert np.array_equal(out, expected)
+
+
+def test_radix_sort_sorts_float_keys_as_np_sort(rng):
+    from dtlab.boosting.dask_bins import _radix_sort, float32_keys
+
+    keys = float32_keys(np.concatenate([rng.normal(size=3001), [0.0, -0.0, -5.0, 5.0] * 3]).astype(np.float32))
+    expected = np.sort(keys)
+    _radix_sort(keys, np.empty_like(keys))
+    assert np.array_equal(keys, expected)
