@@ -83,7 +83,7 @@ class ColumnKeys:
         scratch = np.empty(int(np.diff(indptr).max(initial=0)), np.uint32)
         for f in range(indptr.shape[0] - 1):
             a, b = indptr[f], indptr[f + 1]
-            self.keys[a:b] = float32_keys(values[a:b])
+            _keys_into(values[a:b], self.keys[a:b])  # no temporaries: a Dask worker would fault each one in
             _radix_sort(self.keys[a:b], scratch[:b - a])
 
     def summary(self, max_bins: int, per_bin: int = SKETCH_PER_BIN) -> list[tuple]:
@@ -118,6 +118,18 @@ class ColumnKeys:
             counts = np.diff(np.append(starts, inside.shape[0]))
             out.append((f, a.astype(np.int64), inside[starts], counts.astype(np.int64)))
         return out
+
+
+@numba.njit(**NJIT)
+def _keys_into(values, out):
+    """``out[:] = float32_keys(values)`` (C-contiguous float32 ``values``, no NaN), in one pass."""
+    bits = values.view(np.uint32)
+    sign = np.uint32(0x80000000)
+    for i in range(bits.shape[0]):
+        b = bits[i]
+        if b == sign:  # -0.0 is 0.0
+            b = np.uint32(0)
+        out[i] = ~b if b & sign else b | sign
 
 
 @numba.njit(**NJIT)

@@ -153,9 +153,12 @@ def test_bin_values_is_the_number_of_cuts_at_or_below_each_value(rng, n_cuts):
 
 
 def test_radix_sort_sorts_float_keys_as_np_sort(rng):
-    from dtlab.boosting.dask_bins import _radix_sort, float32_keys
+    from dtlab.boosting.dask_bins import _keys_into, _radix_sort, float32_keys
 
-    keys = float32_keys(np.concatenate([rng.normal(size=3001), [0.0, -0.0, -5.0, 5.0] * 3]).astype(np.float32))
+    values = np.concatenate([rng.normal(size=3001), [0.0, -0.0, -5.0, 5.0, np.inf, -np.inf] * 3]).astype(np.float32)
+    keys = np.empty(values.shape[0], np.uint32)
+    _keys_into(values, keys)
+    assert np.array_equal(keys, float32_keys(values))  # the one-pass kernel makes the same keys
     expected = np.sort(keys)
     _radix_sort(keys, np.empty_like(keys))
     assert np.array_equal(keys, expected)
