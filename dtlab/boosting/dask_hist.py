@@ -163,7 +163,7 @@ class HistPart:
             leaf = self.rows.leaf_of_row()
             if self._leaf_values is None:
                 self._leaf_values = np.empty(leaf.shape[0], np.float32)
-            values = np.take(node_value, leaf, out=self._leaf_values)
+            values = np.take(node_value, leaf, out=self._leaf_values, mode="clip")  # "raise" buffers ``out``
             if self.margin.ndim == 1:
                 self.margin += values
             else:
