@@ -90,33 +90,65 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
     return best, best_bin, best_left
 
 
+#: Features :func:`_node_histogram` adds up in one pass over a node's rows.
+FEATURES_PER_PASS = 4
+
+
 @numba.njit(**NJIT)
 def _node_histogram(f0, f1, columns, order, start, stop, g, h, acc, og, oh, out_g, out_h):
     """Features ``f0:f1`` of the histogram of the rows ``order[start:stop]`` into ``out_g`` / ``out_h``
     ((n_features, n_bins) float64: one node's).
 
-    Feature by feature (``columns``: the bins by feature, (n_features, n_samples) uint8), as LightGBM's
-    column-wise histograms: the node's gradients are gathered once into ``og`` / ``oh`` (float32 scratch of at
-    least ``stop - start``), then each feature's rows are added into one small histogram ``acc`` ((n_bins, 2)
-    float64, (g, h) of a bin side by side) that stays in the L1 cache, reading one column that stays in L2.
-    Adding a row's bins to every feature's histogram at once touched 28 x 4 KB of histograms per row and
-    took 1.5x the time at 500,000 x 28.  Each bin still adds its rows in row order: the same sums, bit for bit.
+    Column-wise, as LightGBM's histograms (``columns``: the bins by feature, (n_features, n_samples) uint8):
+    the node's gradients are gathered once into ``og`` / ``oh`` (float32 scratch of at least
+    ``stop - start``), then each pass over the rows adds :data:`FEATURES_PER_PASS` features' bins into as
+    many small histograms ``acc`` ((FEATURES_PER_PASS, n_bins, 2) float64, (g, h) of a bin side by side,
+    16 KB: they stay in the L1 cache), reading four columns that stay in L2.  Four features a pass read a
+    row's index and gradients once for four: 1.3x faster than one feature a pass at 250,000 x 28; adding a
+    row's bins to every feature's histogram at once touched 28 x 4 KB of histograms per row and took 1.5x the
+    time of one a pass.  Each bin still adds its rows in row order: the same sums, bit for bit.
     """
     m = stop - start
     for i in range(m):
         r = order[start + i]
         og[i] = g[r]
         oh[i] = h[r]
-    for f in range(f0, f1):
-        column = columns[f]
+    f = f0
+    while f + FEATURES_PER_PASS <= f1:
+        c0, c1, c2, c3 = columns[f], columns[f + 1], columns[f + 2], columns[f + 3]
         acc[:] = 0.0
         for i in range(m):
+            r = order[start + i]
+            a = og[i]
+            b = oh[i]
+            x = c0[r]
+            acc[0, x, 0] += a
+            acc[0, x, 1] += b
+            x = c1[r]
+            acc[1, x, 0] += a
+            acc[1, x, 1] += b
+            x = c2[r]
+            acc[2, x, 0] += a
+            acc[2, x, 1] += b
+            x = c3[r]
+            acc[3, x, 0] += a
+            acc[3, x, 1] += b
+        for q in range(FEATURES_PER_PASS):
+            for b in range(acc.shape[1]):
+                out_g[f + q, b] = acc[q, b, 0]
+                out_h[f + q, b] = acc[q, b, 1]
+        f += FEATURES_PER_PASS
+    for f_rest in range(f, f1):  # the last features, fewer than a pass's, one at a time
+        column = columns[f_rest]
+        one = acc[0]
+        one[:] = 0.0
+        for i in range(m):
             b = column[order[start + i]]
-            acc[b, 0] += og[i]
-            acc[b, 1] += oh[i]
-        for b in range(acc.shape[0]):
-            out_g[f, b] = acc[b, 0]
-            out_h[f, b] = acc[b, 1]
+            one[b, 0] += og[i]
+            one[b, 1] += oh[i]
+        for b in range(one.shape[0]):
+            out_g[f_rest, b] = one[b, 0]
+            out_h[f_rest, b] = one[b, 1]
 
 
 @numba.njit(**NJIT)
@@ -125,7 +157,7 @@ def _build_scratch(nseg, build, n_total):
     largest = 0
     for j in range(build.shape[0]):
         largest = max(largest, nseg[build[j] + 1] - nseg[build[j]])
-    return np.empty((n_total, 2)), np.empty(largest, np.float32), np.empty(largest, np.float32)
+    return np.empty((FEATURES_PER_PASS, n_total, 2)), np.empty(largest, np.float32), np.empty(largest, np.float32)
 
 
 @numba.njit(**NJIT)
@@ -167,7 +199,7 @@ def _build_slice(f0, f1, columns, order, nseg, build, g, h, out_g, out_h, og, oh
     ``og``, ``oh``: float32 scratch of at least the largest built node's rows, kept by the caller for the whole
     fit: a Dask worker hands freed memory back to the OS at once (its ``MALLOC_TRIM_THRESHOLD_``), so scratch
     allocated per level is faulted in again page by page."""
-    acc = np.empty((out_g.shape[2], 2))
+    acc = np.empty((FEATURES_PER_PASS, out_g.shape[2], 2))
     for j in range(build.shape[0]):
         k = build[j]
         _node_histogram(f0, f1, columns, order, nseg[k], nseg[k + 1], g, h, acc, og, oh, out_g[j], out_h[j])
@@ -240,10 +272,10 @@ def _chunk(nseg, k, c, n_chunks):
 
 
 @numba.njit(**NJIT)
-def _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
-                goes_left, n_left):
-    """Pass 1 of :func:`_split_rows`, chunk ``c`` of every splitting node: each row's side (``side[r]``, and
-    ``goes_left[i]`` at its position ``i`` in the order), the left rows counted in ``n_left[j, c]``.
+def _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, goes_left,
+                n_left):
+    """Pass 1 of :func:`_split_rows`, chunk ``c`` of every splitting node: each row's side (``goes_left[i]``
+    at its position ``i`` in the order), the left rows counted in ``n_left[j, c]``.
 
     The bins are read by feature (``columns``, (n_features, n_samples)): a node's rows are scattered over
     the data, and one feature's column stays in the cache where the rows' bins (one cache line each) do not
@@ -258,7 +290,6 @@ def _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, 
             r = order[i]
             v = column[r]
             left = ml if v == miss_bin else (1 if v <= sb else 0)
-            side[r] = left
             goes_left[i] = left
             count += left
         n_left[j, c] = count
@@ -280,11 +311,11 @@ def _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at,
 
 
 @numba.njit(parallel=True, **NJIT)
-def _mark_parallel(n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
-                   goes_left, n_left):
+def _mark_parallel(n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, goes_left,
+                   n_left):
     for c in numba.prange(n_chunks):
-        _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
-                    goes_left, n_left)
+        _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, goes_left,
+                    n_left)
 
 
 @numba.njit(parallel=True, **NJIT)
@@ -294,7 +325,7 @@ def _move_parallel(n_chunks, order, nseg, split_k, goes_left, left_at, right_at,
 
 
 @numba.njit(**NJIT)
-def _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+def _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin,
                 order_out, new_seg, goes_left):
     """The rows of the splitting nodes to their children, left child first, row order kept (a stable
     partition): child ``2 j`` of the ``j``-th splitting node gets ``new_seg[2 j]:new_seg[2 j + 1]``,
@@ -308,11 +339,11 @@ def _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, spli
     n_split = split_k.shape[0]
     n_left = np.empty((n_split, n_chunks), np.int64)
     if parallel:
-        _mark_parallel(n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+        _mark_parallel(n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin,
                        goes_left, n_left)
     else:
         for c in range(n_chunks):
-            _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
+            _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin,
                         goes_left, n_left)
     left_at = np.empty((n_split, n_chunks), np.int64)
     right_at = np.empty((n_split, n_chunks), np.int64)
@@ -331,6 +362,38 @@ def _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, spli
     else:
         for c in range(n_chunks):
             _move_chunk(c, n_chunks, order, nseg, split_k, goes_left, left_at, right_at, order_out)
+
+
+@numba.njit(**NJIT)
+def _segment_sums(order, nseg, g, h):
+    """(G, H, count) of every node from its segment of the row order: node ``k``'s rows are
+    ``order[nseg[k]:nseg[k + 1]]``, in increasing row order (the splits are stable partitions of the rows in
+    order), so each sum adds its rows in the order :func:`.grower._advance` adds them: the same bits."""
+    n_nodes = nseg.shape[0] - 1
+    node_g = np.empty(n_nodes)
+    node_h = np.empty(n_nodes)
+    node_n = np.empty(n_nodes, np.int64)
+    for k in range(n_nodes):
+        sg = 0.0
+        sh = 0.0
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            sg += g[r]
+            sh += h[r]
+        node_g[k] = sg
+        node_h[k] = sh
+        node_n[k] = nseg[k + 1] - nseg[k]
+    return node_g, node_h, node_n
+
+
+@numba.njit(**NJIT)
+def _settle_segments(order, nseg, which, level_ids, leaf_of_row):
+    """The rows of every node ``k`` that does not split (``which[k] < 0``) settle in leaf ``level_ids[k]``."""
+    for k in range(which.shape[0]):
+        if which[k] < 0:
+            leaf = level_ids[k]
+            for i in range(nseg[k], nseg[k + 1]):
+                leaf_of_row[order[i]] = leaf
 
 
 @numba.njit(**NJIT)

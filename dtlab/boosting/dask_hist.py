@@ -39,8 +39,8 @@ from ..backend import thread_scope
 from ..distributed.dask_data import stack_rows
 from ._hist_cpu import _build_nodes, _build_slice, _place_children, _split_hessians
 from .dask_bins import ColumnKeys
-from .grower import ColumnData, HostRows
-from .hist import HistSearch
+from .grower import ColumnData
+from .hist import HistSearch, SegmentRows
 from .losses import LOSSES
 
 __all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "block_summary", "first_summaries", "part_matrix"]
@@ -173,10 +173,8 @@ class HistPart:
         g = self.g if self.g.ndim == 1 else np.ascontiguousarray(self.g[:, output])
         h = self.h if self.h.ndim == 1 else np.ascontiguousarray(self.h[:, output])
         self.search.start_tree(g, h)
-        if self.rows is None:
-            self.rows = HostRows(g, h)
-        else:  # the last tree's arrays, zeroed: no fresh memory per tree (see _build_slice)
-            self.rows.reset(g, h)
+        if self.rows is None:  # the rows' nodes: the finder's segments of its row order, kept for the fit
+            self.rows = SegmentRows(self.search)
         sums = self.rows.root_sums()
         return None if replay else (sums, self._build(np.zeros(1, np.int64)))
 

@@ -7,7 +7,17 @@ from __future__ import annotations
 import numpy as np
 
 from ._exact_cpu import PARALLEL_MIN_WORK
-from ._hist_cpu import PARALLEL_MIN_ROWS, _bin_values, _choose_splits, _level, _level_slice, _split_rows, padded_cuts
+from ._hist_cpu import (
+    PARALLEL_MIN_ROWS,
+    _bin_values,
+    _choose_splits,
+    _level,
+    _level_slice,
+    _segment_sums,
+    _settle_segments,
+    _split_rows,
+    padded_cuts,
+)
 from ._workers import run_slices
 from .sampling import gate_gains
 
@@ -94,6 +104,8 @@ class HistSearch:
         self._store = [None] * 4
         self._next_store = 0
         self.goes_left = np.empty(n, np.uint8)
+        self.leaf_of_row = np.empty(n, np.int64)  # SegmentRows: every tree settles every row
+        self.level_order, self.level_nseg = self.order, np.array([0, n], np.int64)
 
     @property
     def bins(self) -> np.ndarray:
@@ -109,8 +121,11 @@ class HistSearch:
         if self.order.shape[0] != n:  # another number of rows than binned (not a hist fit's)
             self.order, self.order_buf = np.empty(n, np.int32), np.empty(n, np.int32)
             self._first_order = np.arange(n, dtype=np.int32)
+        if self.leaf_of_row.shape[0] != n:
+            self.leaf_of_row = np.empty(n, np.int64)
         self.order[:] = self._first_order  # into the kept buffer: no fresh memory per tree
         self.nseg = np.array([0, n], np.int64)
+        self.level_order, self.level_nseg = self.order, self.nseg
         shape = (1, self.columns.shape[0], self.n_bins_total)
         self._next_store = 0
         self.hg, self.hh = self._alloc(shape), self._alloc(shape)
@@ -147,9 +162,15 @@ class HistSearch:
         return np.where(b < 0, np.float32(-np.inf),
                         np.where(b >= self.n_bins[f] - 1, np.float32(np.inf), inside)).astype(np.float32)
 
+    def row_state(self, g: np.ndarray, h: np.ndarray) -> "SegmentRows":
+        return SegmentRows(self)
+
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
         """Rows to the children; the next :meth:`find` builds the smaller child of each split and subtracts
-        it from the parent for the other (nothing when the children are the ``last`` level)."""
+        it from the parent for the other (nothing when the children are the ``last`` level).
+
+        ``pos``, ``side``: unused (the rows' nodes are this finder's segments of the row order,
+        :class:`SegmentRows`)."""
         n_split = split_k.shape[0]
         new_seg = np.empty(2 * n_split + 1, np.int64)
         new_seg[0] = 0
@@ -158,7 +179,10 @@ class HistSearch:
         parallel = self.parallel and new_seg[-1] >= PARALLEL_MIN_ROWS
         n_chunks = self.n_workers if parallel else 1
         _split_rows(n_chunks, parallel, self.columns, self.order, self.nseg, split_k, split_f, self.split_bin[split_k],
-                    split_left, self.miss_bin, side, self.order_buf, new_seg, self.goes_left)
+                    split_left, self.miss_bin, self.order_buf, new_seg, self.goes_left)
+        # the level's segments stay readable (in order_buf) until the next split: SegmentRows settles the
+        # rows of the nodes that did not split from them
+        self.level_order, self.level_nseg = self.order, self.nseg
         self.order, self.order_buf = self.order_buf, self.order
         self.nseg = new_seg
         if last:
@@ -183,3 +207,41 @@ class HistSearch:
         if buf is None or buf.shape[0] < shape[0] or buf.shape[1:] != shape[1:]:
             buf = self._store[slot] = np.empty(shape)
         return buf[:shape[0]]
+
+
+class SegmentRows:
+    """The grower's rows of a :class:`HistSearch` tree (what :class:`.grower.HostRows` is for the exact
+    search), read off the finder's row order: node ``k`` of the newest level holds the rows
+    ``order[nseg[k]:nseg[k + 1]]``.
+
+    The children's sums are those segments' sums (:func:`._hist_cpu._segment_sums`: the additions of
+    ``HostRows``, in the same order); a node that stops splitting settles its segment's rows in its leaf.
+    No per-row node or side is kept: ``HostRows``' pass over every row per level (a chain of additions
+    into per-node sums) was a tenth of a hist fit.
+    """
+
+    pos = side = None
+
+    def __init__(self, search: HistSearch):
+        self.search = search
+
+    def reset(self, g=None, h=None) -> None:
+        """Nothing to reset: the finder's ``start_tree`` puts every row back in the root."""
+
+    def root_sums(self):
+        s = self.search
+        return _segment_sums(s.order, s.nseg, s.g, s.h)
+
+    def advance(self, which, level_ids, n_children):
+        """The level's nodes that do not split (``which < 0``) settle; the sums of the ``n_children`` children
+        the finder's :meth:`~HistSearch.split` made (none: zero-length sums)."""
+        s = self.search
+        if n_children:  # split() moved the level's segments aside
+            _settle_segments(s.level_order, s.level_nseg, np.asarray(which, np.int64), np.asarray(level_ids, np.int64),
+                             s.leaf_of_row)
+            return _segment_sums(s.order, s.nseg, s.g, s.h)
+        _settle_segments(s.order, s.nseg, np.asarray(which, np.int64), np.asarray(level_ids, np.int64), s.leaf_of_row)
+        return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
+
+    def leaf_of_row(self) -> np.ndarray:
+        return self.search.leaf_of_row

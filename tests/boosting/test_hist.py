@@ -46,12 +46,14 @@ def test_histograms_and_subtraction_against_numpy(rng, n_workers):
                                           np.array([n]), 1.0, 0.0)
     np.testing.assert_allclose(search.hg[0], reference(np.arange(n)), rtol=1e-12, atol=1e-12)
     assert best_f[0] >= 0
-    pos = np.zeros(n, np.int64)
-    side = np.zeros(n, np.uint8)
-    search.split(np.array([0]), best_f.astype(np.int64), thr, left, pos, side)
-    rows_left = np.flatnonzero(side == 1)
-    rows_right = np.flatnonzero(side == 0)
-    np.testing.assert_array_equal(search.order[:rows_left.size], rows_left)  # stable: row order kept
+    search.split(np.array([0]), best_f.astype(np.int64), thr, left, None, None)
+    column = X[:, best_f[0]]
+    goes_left = np.where(np.isnan(column), left[0], column < thr[0])  # the tree's test
+    rows_left, rows_right = np.flatnonzero(goes_left), np.flatnonzero(~goes_left)
+    # the children's segments of the row order: a stable partition (row order kept)
+    np.testing.assert_array_equal(search.nseg, [0, rows_left.size, n])
+    np.testing.assert_array_equal(search.order[:rows_left.size], rows_left)
+    np.testing.assert_array_equal(search.order[rows_left.size:], rows_right)
     sums = [g[rows].sum(dtype=np.float64) for rows in (rows_left, rows_right)]
     hsums = [h[rows].sum(dtype=np.float64) for rows in (rows_left, rows_right)]
     search.find(2, np.array(sums), np.array(hsums), np.array([rows_left.size, rows_right.size]), 1.0, 0.0)
@@ -104,18 +106,18 @@ def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, p
     split_f = np.array([2, 0, 1], np.int64)
     split_bin = np.array([6, 3, 10], np.int64)
     split_left = np.array([True, False, False])
-    side = np.full(n, 9, np.uint8)
     order_out = np.full(n, -1, np.int32)
+    marked = np.full(n, 9, np.uint8)  # each row's side, at its position in the parent's order
     new_seg = np.zeros(2 * split_k.size + 1, np.int64)
     np.cumsum(nseg[split_k + 1] - nseg[split_k], out=new_seg[2::2])
     columns = np.ascontiguousarray(bins.T)  # the bins by feature, as the split reads them
-    _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, side,
-                order_out, new_seg, np.empty(n, np.uint8))
+    _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin,
+                order_out, new_seg, marked)
     for j, (k, f, b, ml) in enumerate(zip(split_k, split_f, split_bin, split_left)):
         rows = order[nseg[k]:nseg[k + 1]]
         v = bins[rows, f]
         goes_left = np.where(v == miss_bin, ml, v <= b)
-        np.testing.assert_array_equal(side[rows], goes_left.astype(np.uint8))
+        np.testing.assert_array_equal(marked[nseg[k]:nseg[k + 1]], goes_left.astype(np.uint8))
         expected = np.concatenate([rows[goes_left], rows[~goes_left]])  # each side in the parent's order
         np.testing.assert_array_equal(order_out[new_seg[2 * j]:new_seg[2 * j + 2]], expected)
         assert new_seg[2 * j + 1] - new_seg[2 * j] == goes_left.sum()
