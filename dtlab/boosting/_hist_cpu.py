@@ -365,6 +365,53 @@ def _split_rows(n_chunks, parallel, columns, order, nseg, split_k, split_f, spli
 
 
 @numba.njit(**NJIT)
+def _split_rows_summed(columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, order_out, new_seg,
+                       g, h, right_rows):
+    """:func:`_split_rows` in one pass (one thread), the children's sums made on the way: returns (G, H, count)
+    of the ``2 n_split`` children as :func:`_segment_sums` makes them, the same bits.
+
+    Each row of a parent's segment goes to its left child's next slot or to ``right_rows`` (int32 scratch of
+    at least the largest segment), copied after the left rows at the end: one read of the order and the bins
+    instead of two.  The sums add each row to its side's running sums and 0.0 to the other's (a select, no
+    branch: the sides are unpredictable), in row order: the additions of :func:`_segment_sums`, since adding
+    0.0 leaves a sum's bits as they were."""
+    n_split = split_k.shape[0]
+    node_g = np.empty(2 * n_split)
+    node_h = np.empty(2 * n_split)
+    node_n = np.empty(2 * n_split, np.int64)
+    for j in range(n_split):
+        column = columns[split_f[j]]
+        sb = split_bin[j]
+        ml = 1 if split_left[j] else 0
+        k = split_k[j]
+        lo = new_seg[2 * j]
+        n_right = 0
+        gl = 0.0
+        hl = 0.0
+        gr = 0.0
+        hr = 0.0
+        for i in range(nseg[k], nseg[k + 1]):
+            r = order[i]
+            v = column[r]
+            left = ml if v == miss_bin else (1 if v <= sb else 0)
+            order_out[lo] = r
+            right_rows[n_right] = r
+            lo += left
+            n_right += 1 - left
+            gv = np.float64(g[r])
+            hv = np.float64(h[r])
+            gl += gv if left else 0.0
+            hl += hv if left else 0.0
+            gr += 0.0 if left else gv
+            hr += 0.0 if left else hv
+        new_seg[2 * j + 1] = lo
+        order_out[lo:lo + n_right] = right_rows[:n_right]
+        node_g[2 * j], node_h[2 * j], node_n[2 * j] = gl, hl, lo - new_seg[2 * j]
+        node_g[2 * j + 1], node_h[2 * j + 1], node_n[2 * j + 1] = gr, hr, n_right
+    return node_g, node_h, node_n
+
+
+@numba.njit(**NJIT)
 def _segment_sums(order, nseg, g, h):
     """(G, H, count) of every node from its segment of the row order: node ``k``'s rows are
     ``order[nseg[k]:nseg[k + 1]]``, in increasing row order (the splits are stable partitions of the rows in

@@ -16,6 +16,7 @@ from ._hist_cpu import (
     _segment_sums,
     _settle_segments,
     _split_rows,
+    _split_rows_summed,
     padded_cuts,
 )
 from ._workers import run_slices
@@ -105,6 +106,8 @@ class HistSearch:
         self._next_store = 0
         self.goes_left = np.empty(n, np.uint8)
         self.leaf_of_row = np.empty(n, np.int64)  # SegmentRows: every tree settles every row
+        self._right_rows = None  # split(): scratch of the one-pass split, made on first use
+        self.child_sums = None  # split(): (G, H, count) of the children
         self.level_order, self.level_nseg = self.order, np.array([0, n], np.int64)
 
     @property
@@ -120,6 +123,7 @@ class HistSearch:
         self.g, self.h = g, h
         if self.order.shape[0] != n:  # another number of rows than binned (not a hist fit's)
             self.order, self.order_buf = np.empty(n, np.int32), np.empty(n, np.int32)
+            self._right_rows = None
             self._first_order = np.arange(n, dtype=np.int32)
         if self.leaf_of_row.shape[0] != n:
             self.leaf_of_row = np.empty(n, np.int64)
@@ -177,9 +181,17 @@ class HistSearch:
         np.cumsum(self.nseg[split_k + 1] - self.nseg[split_k], out=new_seg[2::2])
         # parallel only where the rows are many: a parallel region costs more than splitting a few thousand
         parallel = self.parallel and new_seg[-1] >= PARALLEL_MIN_ROWS
-        n_chunks = self.n_workers if parallel else 1
-        _split_rows(n_chunks, parallel, self.columns, self.order, self.nseg, split_k, split_f, self.split_bin[split_k],
-                    split_left, self.miss_bin, self.order_buf, new_seg, self.goes_left)
+        split_bin = self.split_bin[split_k]
+        if parallel:
+            _split_rows(self.n_workers, True, self.columns, self.order, self.nseg, split_k, split_f, split_bin,
+                        split_left, self.miss_bin, self.order_buf, new_seg, self.goes_left)
+            self.child_sums = _segment_sums(self.order_buf, new_seg, self.g, self.h)
+        else:  # one pass, the children's sums on the way (the same bits)
+            if self._right_rows is None:
+                self._right_rows = np.empty(self.order.shape[0], np.int32)
+            self.child_sums = _split_rows_summed(self.columns, self.order, self.nseg, split_k, split_f, split_bin,
+                                                 split_left, self.miss_bin, self.order_buf, new_seg, self.g, self.h,
+                                                 self._right_rows)
         # the level's segments stay readable (in order_buf) until the next split: SegmentRows settles the
         # rows of the nodes that did not split from them
         self.level_order, self.level_nseg = self.order, self.nseg
@@ -214,10 +226,10 @@ class SegmentRows:
     search), read off the finder's row order: node ``k`` of the newest level holds the rows
     ``order[nseg[k]:nseg[k + 1]]``.
 
-    The children's sums are those segments' sums (:func:`._hist_cpu._segment_sums`: the additions of
-    ``HostRows``, in the same order); a node that stops splitting settles its segment's rows in its leaf.
-    No per-row node or side is kept: ``HostRows``' pass over every row per level (a chain of additions
-    into per-node sums) was a tenth of a hist fit.
+    The children's sums are those segments' sums, made by the finder's split (:meth:`HistSearch.split`: the
+    additions of ``HostRows``, in the same order); a node that stops splitting settles its segment's rows in
+    its leaf.  No per-row node or side is kept: ``HostRows``' pass over every row per level (a chain of
+    additions into per-node sums in memory) was a tenth of a hist fit.
     """
 
     pos = side = None
@@ -236,10 +248,10 @@ class SegmentRows:
         """The level's nodes that do not split (``which < 0``) settle; the sums of the ``n_children`` children
         the finder's :meth:`~HistSearch.split` made (none: zero-length sums)."""
         s = self.search
-        if n_children:  # split() moved the level's segments aside
+        if n_children:  # split() moved the level's segments aside and summed the children
             _settle_segments(s.level_order, s.level_nseg, np.asarray(which, np.int64), np.asarray(level_ids, np.int64),
                              s.leaf_of_row)
-            return _segment_sums(s.order, s.nseg, s.g, s.h)
+            return s.child_sums
         _settle_segments(s.order, s.nseg, np.asarray(which, np.int64), np.asarray(level_ids, np.int64), s.leaf_of_row)
         return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
 

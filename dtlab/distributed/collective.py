@@ -219,25 +219,22 @@ class Collective:
                     raise CollectiveError(f"{self._who(rank)} sent nothing within {self.timeout:g} s: it hangs or "
                                           "left")
                 mask = events[0][1]
+                # many arrays per system call (a level's histograms are one array per built node)
                 if sends and mask & (select.POLLOUT | select.POLLERR | select.POLLHUP):
                     try:
-                        k = sock.send(sends[0])
+                        k = sock.sendmsg(sends[:_IOV_BATCH])
                     except BlockingIOError:
                         k = 0
-                    sends[0] = sends[0][k:]
-                    if not sends[0].nbytes:
-                        sends.pop(0)
+                    _consume(sends, k)
                 if recvs and mask & (select.POLLIN | select.POLLERR | select.POLLHUP):
                     try:
-                        k = sock.recv_into(recvs[0], recvs[0].nbytes)
+                        k = sock.recvmsg_into(recvs[:_IOV_BATCH])[0]
                     except BlockingIOError:
                         k = -1
                     if k == 0:
                         raise CollectiveError(f"{self._who(rank)} closed its connection: the worker left")
                     if k > 0:
-                        recvs[0] = recvs[0][k:]
-                        if not recvs[0].nbytes:
-                            recvs.pop(0)
+                        _consume(recvs, k)
         except OSError as exc:
             raise CollectiveError(f"the connection to {self._who(rank)} broke: the worker left ({exc})") from exc
         finally:
@@ -257,6 +254,22 @@ class Collective:
             except OSError:
                 pass
         self.peers = {}
+
+
+#: Buffers handed to one ``sendmsg`` / ``recvmsg_into`` (well below the system's IOV_MAX, 1024 on Linux).
+_IOV_BATCH = 64
+
+
+def _consume(views: list, k: int) -> None:
+    """Drop the first ``k`` bytes of the byte views ``views`` (in place): what one call sent or received."""
+    while k and views:
+        n = views[0].nbytes
+        if k >= n:
+            views.pop(0)
+            k -= n
+        else:
+            views[0] = views[0][k:]
+            k = 0
 
 
 def _worker_host() -> str:

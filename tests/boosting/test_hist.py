@@ -123,6 +123,43 @@ def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, p
         assert new_seg[2 * j + 1] - new_seg[2 * j] == goes_left.sum()
 
 
+def test_one_pass_split_is_the_two_pass_split_with_the_childrens_sums(rng):
+    """The serial split (rows and the children's sums in one pass) against the parallel kernel's two passes
+    and the segment sums, bit for bit, and the sums against a plain loop in row order."""
+    from dtlab.boosting._hist_cpu import _segment_sums, _split_rows, _split_rows_summed
+
+    n, d, miss_bin = 600, 3, 15
+    bins = rng.integers(0, 16, size=(n, d)).astype(np.uint8)
+    columns = np.ascontiguousarray(bins.T)
+    g = rng.normal(size=n).astype(np.float32)
+    h = rng.uniform(0.1, 1.0, size=n).astype(np.float32)
+    order = rng.permutation(n).astype(np.int32)
+    nseg = np.array([0, 150, 150, 320, 400, n], np.int64)  # five nodes, the second empty
+    split_k = np.array([0, 1, 3, 4], np.int64)  # node 2 stops splitting
+    split_f = np.array([2, 0, 1, 0], np.int64)
+    split_bin = np.array([6, 3, 15, -1], np.int64)  # node 3: every present value left; node 4: none
+    split_left = np.array([True, False, False, True])
+    new_seg = np.zeros(2 * split_k.size + 1, np.int64)
+    np.cumsum(nseg[split_k + 1] - nseg[split_k], out=new_seg[2::2])
+    two_seg, one_seg = new_seg.copy(), new_seg.copy()
+    two_pass, one_pass = np.full(n, -1, np.int32), np.full(n, -1, np.int32)
+    _split_rows(1, False, columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, two_pass, two_seg,
+                np.empty(n, np.uint8))
+    sums = _split_rows_summed(columns, order, nseg, split_k, split_f, split_bin, split_left, miss_bin, one_pass,
+                              one_seg, g, h, np.empty(n, np.int32))
+    np.testing.assert_array_equal(one_seg, two_seg)
+    np.testing.assert_array_equal(one_pass[:one_seg[-1]], two_pass[:two_seg[-1]])
+    for ours, theirs in zip(sums, _segment_sums(two_pass, two_seg, g, h)):
+        np.testing.assert_array_equal(ours, theirs)
+    for c in range(2 * split_k.size):
+        rows = one_pass[one_seg[c]:one_seg[c + 1]]
+        total_g = total_h = 0.0
+        for r in rows:  # the children's rows in the parent's order, added one by one
+            total_g += float(g[r])
+            total_h += float(h[r])
+        assert (sums[0][c], sums[1][c], sums[2][c]) == (total_g, total_h, rows.size)
+
+
 @pytest.mark.parametrize("n_workers", [1, 2])
 def test_bins_are_the_number_of_cuts_at_or_below_each_value(rng, n_workers):
     n = 3_000
