@@ -10,9 +10,10 @@ kept nodes in breadth-first order (children after their parents, as
 will be leaves, so the finder only marks each row's ``side`` and keeps no state for them).
 
 The rows' state (node, side, leaf; the children's sums) is :class:`HostRows`
-on the CPU; a finder may bring its own, ``row_state(g, h)`` (the CUDA finders
-keep the rows on the device: :mod:`._rows_cuda`; the Dask histogram finder on
-the workers: :mod:`.dask_hist`).
+on the CPU; a finder may bring its own, ``row_state(g, h)`` (the CPU histogram
+finder reads the rows' nodes off its row order: :class:`.hist.SegmentRows`; the
+CUDA finders keep the rows on the device: :mod:`._rows_cuda`; the Dask histogram
+finder on the workers: :mod:`.dask_hist`).
 """
 
 from __future__ import annotations
@@ -152,13 +153,6 @@ class HostRows:
         self.pos = np.zeros(n, np.int64)
         self.side = np.zeros(n, np.uint8)
         self._leaf = np.zeros(n, np.int64)
-
-    def reset(self, g: np.ndarray, h: np.ndarray) -> None:
-        """Every row back in the root, for the next tree's gradients (the same number of rows), in place."""
-        self.g, self.h = g, h
-        self.pos[:] = 0
-        self.side[:] = 0
-        self._leaf[:] = 0
 
     def root_sums(self):
         return _node_sums(self.pos, self.g, self.h, 1)

@@ -237,9 +237,6 @@ class SegmentRows:
     def __init__(self, search: HistSearch):
         self.search = search
 
-    def reset(self, g=None, h=None) -> None:
-        """Nothing to reset: the finder's ``start_tree`` puts every row back in the root."""
-
     def root_sums(self):
         s = self.search
         return _segment_sums(s.order, s.nseg, s.g, s.h)
