@@ -7,18 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._exact_cpu import PARALLEL_MIN_WORK
-from ._hist_cpu import (
-    PARALLEL_MIN_ROWS,
-    _bin_values,
-    _choose_splits,
-    _level,
-    _level_slice,
-    _segment_sums,
-    _settle_segments,
-    _split_rows,
-    _split_rows_summed,
-    padded_cuts,
-)
+from ._hist_cpu import _bin_values, _choose_splits, _level, _level_slice, padded_cuts
+from ._hist_rows_cpu import PARALLEL_MIN_ROWS, _segment_sums, _settle_segments, _split_rows, _split_rows_summed
 from ._workers import run_slices
 from .sampling import gate_gains
 
