@@ -16,6 +16,13 @@ from .._jit import NJIT
 PARALLEL_MIN_ROWS = 1 << 16
 
 
+@numba.njit(inline="always", **NJIT)
+def _goes_left(v, split_bin, missing_left, miss_bin):
+    """1 where a row of bin ``v`` goes to the left child of a split at ``split_bin`` (its missing values to the
+    left where ``missing_left`` is 1), else 0."""
+    return missing_left if v == miss_bin else (1 if v <= split_bin else 0)
+
+
 @numba.njit(**NJIT)
 def _chunk(nseg, k, c, n_chunks):
     """Chunk ``c`` of ``n_chunks`` of node ``k``'s segment of the row order: ``[a, b)``."""
@@ -41,7 +48,7 @@ def _mark_chunk(c, n_chunks, columns, order, nseg, split_k, split_f, split_bin, 
         for i in range(a, b):
             r = order[i]
             v = column[r]
-            left = ml if v == miss_bin else (1 if v <= sb else 0)
+            left = _goes_left(v, sb, ml, miss_bin)
             goes_left[i] = left
             count += left
         n_left[j, c] = count
@@ -145,7 +152,7 @@ def _split_rows_summed(columns, order, nseg, split_k, split_f, split_bin, split_
         for i in range(nseg[k], nseg[k + 1]):
             r = order[i]
             v = column[r]
-            left = ml if v == miss_bin else (1 if v <= sb else 0)
+            left = _goes_left(v, sb, ml, miss_bin)
             order_out[lo] = r
             right_rows[n_right] = r
             lo += left

@@ -95,10 +95,9 @@ class HistSearch:
         self._store = [None] * 4
         self._next_store = 0
         self.goes_left = np.empty(n, np.uint8)
-        self.leaf_of_row = np.empty(n, np.int64)  # SegmentRows: every tree settles every row
+        self.leaf_of_row = None  # SegmentRows': every tree settles every row; made on first use
         self._right_rows = None  # split(): scratch of the one-pass split, made on first use
         self.child_sums = None  # split(): (G, H, count) of the children
-        self.level_order, self.level_nseg = self.order, np.array([0, n], np.int64)
 
     @property
     def bins(self) -> np.ndarray:
@@ -115,11 +114,8 @@ class HistSearch:
             self.order, self.order_buf = np.empty(n, np.int32), np.empty(n, np.int32)
             self._right_rows = None
             self._first_order = np.arange(n, dtype=np.int32)
-        if self.leaf_of_row.shape[0] != n:
-            self.leaf_of_row = np.empty(n, np.int64)
         self.order[:] = self._first_order  # into the kept buffer: no fresh memory per tree
         self.nseg = np.array([0, n], np.int64)
-        self.level_order, self.level_nseg = self.order, self.nseg
         shape = (1, self.columns.shape[0], self.n_bins_total)
         self._next_store = 0
         self.hg, self.hh = self._alloc(shape), self._alloc(shape)
@@ -226,6 +222,9 @@ class SegmentRows:
 
     def __init__(self, search: HistSearch):
         self.search = search
+        n = search.order.shape[0]
+        if search.leaf_of_row is None or search.leaf_of_row.shape[0] != n:  # kept over the fit's trees
+            search.leaf_of_row = np.empty(n, np.int64)
 
     def root_sums(self):
         s = self.search
