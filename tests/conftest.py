@@ -8,7 +8,11 @@ Tests that compare with a peer library import it with ``pytest.importorskip``,
 so plain ``pytest`` on a machine without the peer skips them.  ``make test``
 (and so CI) sets ``DTLAB_REQUIRE_PEERS=1``: then a test or a test module
 skipped because a peer of :data:`PEERS` cannot be imported fails instead, so a
-broken install cannot pass the suite by skipping its comparisons.
+broken install cannot pass the suite by skipping its comparisons.  The peers
+``make peers`` builds apart from the venv (:data:`BUILT_PEERS`, under
+``.peers/``; ``make test`` builds them first) are reached through the fixtures
+:func:`liblinear_multicore_built` and :func:`lleaves_python`, which skip where
+the build is missing, and fail likewise under ``DTLAB_REQUIRE_PEERS=1``.
 """
 
 import os
@@ -109,16 +113,31 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-#: The peer libraries of the comparisons (the ``dev`` extra installs them all); see the module docstring.
-PEERS = ("xgboost", "lightgbm", "liblinear", "dask", "distributed", "pystreed")
+#: The peer libraries of the comparisons (the ``dev`` extra installs them all, as does the ``peers`` extra);
+#: see the module docstring.
+PEERS = ("xgboost", "lightgbm", "liblinear", "dask", "distributed", "pystreed", "pycontree", "tl2cgen", "treelite")
+#: The peers ``make peers`` builds under ``.peers/`` (dtlab.experiments.peer_env), not importable from the venv.
+BUILT_PEERS = ("liblinear-multicore", "lleaves")
 REQUIRE_PEERS = "DTLAB_REQUIRE_PEERS"
 _IMPORTORSKIP = re.compile(r"could not import '([\w.]+)'")
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+_NOT_BUILT = re.compile(r"the peer build '([\w-]+)' is missing")
 
 
 def missing_peer(reason: str) -> str | None:
-    """The peer named by an ``importorskip`` skip reason (``"could not import 'xgboost': ..."``), else None."""
+    """The peer named by a skip reason, else None: an ``importorskip`` one (``"could not import 'xgboost': ..."``;
+    where the module imported fails on another peer missing, ``tl2cgen`` without ``treelite``, that one), or
+    one of the fixtures of :data:`BUILT_PEERS` (``"the peer build 'lleaves' is missing: ..."``)."""
+    built = _NOT_BUILT.search(reason)
+    if built and built.group(1) in BUILT_PEERS:
+        return built.group(1)
     found = _IMPORTORSKIP.search(reason)
-    if found and found.group(1).split(".")[0] in PEERS:
+    if not found:
+        return None
+    inner = _NO_MODULE.search(reason[found.end():])
+    if inner and inner.group(1).split(".")[0] in PEERS and inner.group(1).split(".")[0] != found.group(1).split(".")[0]:
+        return inner.group(1)
+    if found.group(1).split(".")[0] in PEERS:
         return found.group(1)
     return None
 
@@ -129,9 +148,34 @@ def _fail_when_a_peer_is_missing(report) -> None:
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
     peer = missing_peer(reason)
     if peer is not None:
+        how = ("Build it: make peers (make test does)" if peer in BUILT_PEERS
+               else "Install the dev extra: pip install -e '.[dev]'")
         report.outcome = "failed"
-        report.longrepr = (f"{REQUIRE_PEERS}=1 (make test): the peer {peer!r} is required, not skipped. {reason}. "
-                           "Install the dev extra: pip install -e '.[dev]'")
+        report.longrepr = f"{REQUIRE_PEERS}=1 (make test): the peer {peer!r} is required, not skipped. {reason}. {how}"
+
+
+@pytest.fixture
+def liblinear_multicore_built():
+    """The folder of liblinear-multicore's ``liblinear`` package (``make peers``); skips where it is not built
+    (fails under ``DTLAB_REQUIRE_PEERS=1``)."""
+    from dtlab.experiments.peer_env import liblinear_multicore_dir
+
+    try:
+        return liblinear_multicore_dir()
+    except ModuleNotFoundError as err:
+        pytest.skip(f"the peer build 'liblinear-multicore' is missing: {err}")
+
+
+@pytest.fixture
+def lleaves_python():
+    """The python of lleaves' own venv (``.peers/lleaves``, ``make peers``); skips where it is not built (fails
+    under ``DTLAB_REQUIRE_PEERS=1``)."""
+    from dtlab.experiments.peer_env import peer_python
+
+    try:
+        return peer_python("lleaves")
+    except FileNotFoundError as err:
+        pytest.skip(f"the peer build 'lleaves' is missing: {err}")
 
 
 @pytest.hookimpl(hookwrapper=True)

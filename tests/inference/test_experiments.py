@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dtlab.experiments.catalog import TECHNIQUES, load_all
+from dtlab.experiments.peer_env import peer_python
 from dtlab.experiments.registry import BENCHMARKS, FIGURES
 from dtlab.inference import experiments as E
 from dtlab.inference import plots as P
@@ -75,12 +76,44 @@ def test_benchmark_at_a_tiny_size():
         assert c["mode"] in ("per_core", "whole_machine") and c["method"] in E.CPU_METHODS
     light = result["cases"]["lightgbm 9 leaves"]
     assert light["compile_seconds"]["TL2cgen predict (gcc)"] > 0
-    assert "lleaves predict (LLVM)" in light["compile_seconds"] or light["skipped"]["lleaves predict (LLVM)"]
+    lleaves = "lleaves predict (LLVM)"
+    try:
+        peer_python("lleaves")
+    except FileNotFoundError:  # not built: left out, saying so (make test fails in test_lleaves_predicts_as_lightgbm)
+        assert "make peers" in light["skipped"][lleaves] and lleaves not in light["max_abs_difference"]
+    else:  # built: it ran and predicted as dtlab (the 1e-5 below)
+        assert light["compile_seconds"][lleaves] > 0 and lleaves not in light["skipped"]
+        assert lleaves in light["max_abs_difference"] and lleaves in peers
     assert all(d <= 1e-5 for case in result["cases"].values() for d in case["max_abs_difference"].values())
     assert result["goal_met"] == (not result["misses"])
     caption = P.benchmark_captions({**result, "figure": "inference_large"})["inference_large"]
     assert "TL2cgen" in caption and "over 5 runs" in caption and "9 leaves" in caption
     assert len(P.plot_benchmark(result).axes) == 2
+
+
+def test_lleaves_predicts_as_lightgbm(lleaves_python, tmp_path):
+    """lleaves, in its own venv (``.peers/lleaves``, ``make peers``), compiles a LightGBM model and predicts its
+    raw scores: LightGBM's own within 1e-5 (the benchmark's tolerance), on 1 and 2 threads."""
+    lgb = pytest.importorskip("lightgbm")
+    from dtlab.inference.peers import lightgbm_contender, lleaves_contender
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 8))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.standard_normal(600) > 0).astype(int)
+    booster = lgb.train({"objective": "binary", "num_leaves": 9, "verbose": -1, "num_threads": 1},
+                        lgb.Dataset(X[:400], y[:400]), num_boost_round=5)
+    expected = lightgbm_contender(booster).scores(X, 1)
+    assert np.ptp(expected) > 0.1  # trees that split: not a constant to agree on
+    contender = lleaves_contender(booster, X, tmp_path)
+    try:
+        assert contender.compile_seconds > 0
+        for threads in (1, 2):
+            got = contender.scores(X, threads)
+            assert got.shape == expected.shape
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+        assert contender.predict(X, 1) > 0  # the seconds of lleaves' own call, timed in its process
+    finally:
+        contender.close()
 
 
 def test_a_compile_past_its_limit_leaves_the_engine_out(monkeypatch):
