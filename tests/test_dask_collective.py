@@ -1,6 +1,6 @@
-"""The sockets' reduce-and-broadcast of dtlab.distributed.collective, ranks as threads on loopback: the values
-combined in rank order and the same bytes on every rank; a silent or departed peer is an error naming it, within
-the timeout."""
+"""The workers' exchange of dtlab.distributed.collective, ranks as threads on loopback: arrays added in rank order
+and the same bytes on every rank; a silent or departed peer, or a frame other than the exchange expects, is an
+error naming it, within the timeout.  Membership and strangers: tests/test_dask_collective_security.py."""
 
 import threading
 import time
@@ -9,9 +9,11 @@ from functools import reduce
 import numpy as np
 import pytest
 
-from dtlab.distributed.collective import CollectiveError, close_group, group, join_group, open_group
+from dtlab.distributed.collective import CollectiveError, close_group, group, join_group, new_secret, open_group
 
 NAMES = ["tcp://a:1", "tcp://b:2", "tcp://c:3"]
+#: One group secret for the tests' groups (each group has its own key).
+SECRET = new_secret()
 
 
 def _in_rank_order(values: list) -> np.ndarray:
@@ -25,7 +27,7 @@ def run_ranks(world: int, key: str, body, timeout: float = 5.0) -> list:
 
     def rank_thread(rank):
         try:
-            join_group(None, key, rank, world, address, NAMES[:world], timeout)
+            join_group(None, key, rank, world, address, NAMES[:world], timeout, SECRET)
             out[rank] = body(rank)
         except Exception as exc:  # handed to the test
             out[rank] = exc
@@ -40,24 +42,6 @@ def run_ranks(world: int, key: str, body, timeout: float = 5.0) -> list:
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads), "a rank hangs"
     return out
-
-
-@pytest.mark.parametrize("world", [1, 2, 3])
-def test_values_are_combined_in_rank_order_and_every_rank_gets_the_same_bytes(world):
-    rng = np.random.default_rng(world)
-    values = [rng.normal(size=(4, 5)) * 10.0 ** rng.integers(-8, 8, size=(4, 5)) for _ in range(world)]
-    expected = _in_rank_order(values)
-
-    def body(rank):
-        return [group(f"k{world}", rank).reduce_broadcast(values[rank] * (i + 1), _in_rank_order)
-                for i in range(3)]
-
-    out = run_ranks(world, f"k{world}", body)
-    for rank in range(world):
-        assert not isinstance(out[rank], Exception), out[rank]
-        for i in range(3):  # bit for bit the left fold in rank order, on every rank, round after round
-            assert out[rank][i].tobytes() == _in_rank_order([v * (i + 1) for v in values]).tobytes()
-    assert out[0][0].tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("world", [1, 2, 3])
@@ -100,13 +84,12 @@ def test_swap_sends_each_rank_the_others_arrays_of_other_sizes():
         assert np.array_equal(out[rank][1], np.arange(sizes[other][0]) % 2 == other)
 
 
-#: The two exchanges: pickled values through rank 0, raw arrays (with two ranks both sending at once).
-EXCHANGES = {"reduce_broadcast": lambda c: c.reduce_broadcast(np.ones(3), _in_rank_order),
-             "allreduce": lambda c: c.allreduce([np.ones(3)])}
+#: The exchanges: an allreduce (two ranks: both send at once; three: the star on rank 0) and a swap.
+EXCHANGES = {"allreduce": lambda c: c.allreduce([np.ones(3)]),
+             "swap": lambda c: c.swap([np.ones(3)], [np.empty(3)])}
 
 
-@pytest.mark.parametrize("world", [2, 3])
-@pytest.mark.parametrize("exchange", list(EXCHANGES))
+@pytest.mark.parametrize(("exchange", "world"), [("allreduce", 2), ("allreduce", 3), ("swap", 2)])
 def test_a_silent_peer_is_an_error_naming_it_within_the_timeout(exchange, world):
     silent = world - 1
     name = NAMES[silent]
@@ -153,7 +136,70 @@ def test_a_rank_that_never_joins_is_an_error_within_the_timeout():
     address = open_group(None, "nobody", 0, 2)
     start = time.monotonic()
     with pytest.raises(CollectiveError, match=r"rank 0 could not reach rank\(s\) \[1\] within 0.3 s"):
-        join_group(None, "nobody", 0, 2, address, NAMES[:2], 0.3)
+        join_group(None, "nobody", 0, 2, address, NAMES[:2], 0.3, SECRET)
     assert time.monotonic() - start < 2.0
     with pytest.raises(CollectiveError, match="not on this worker"):
         group("nobody", 0)
+
+
+def _bad_frames(rank_socket, right: list) -> dict:
+    """Frames a faulty or hostile rank 1 might send where ``right`` (its arrays) is expected."""
+    from dtlab.distributed.frames import frame_header
+
+    return {
+        "dtype": frame_header([a.astype(np.float32) for a in right]) + b"".join(a.astype(np.float32).tobytes()
+                                                                               for a in right),
+        "shape": frame_header([a.reshape(1, -1) for a in right]) + b"".join(a.tobytes() for a in right),
+        "count": frame_header(right + right) + b"".join(a.tobytes() for a in right + right),
+        "not a frame": b"\x80\x04\x95" + bytes(200),  # a pickle's first bytes, then anything
+        "unknown dtype code": bytes(frame_header(right))[:16] + bytes([99]) + bytes(frame_header(right))[17:],
+    }
+
+
+@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("fault", ["dtype", "shape", "count", "not a frame", "unknown dtype code", "short"])
+def test_a_frame_other_than_expected_is_an_error_naming_the_rank_within_the_timeout(fault, world):
+    """Rank 1 sends, in place of its allreduce's frame, one of another dtype, shape or count, bytes that are no
+    frame, or the right header with half its bytes: rank 0 raises a CollectiveError naming rank 1 -- at once where
+    the header differs, at its timeout where the bytes stop coming -- and takes none of the bytes as data."""
+    right = [np.ones(3), np.arange(4.0)]
+
+    def body(rank):
+        c = group(f"bad{fault}{world}", rank)
+        if rank == 1:
+            frames = _bad_frames(c.peers[0], right)
+            if fault == "short":
+                from dtlab.distributed.frames import frame_header
+
+                whole = frame_header(right) + b"".join(a.tobytes() for a in right)
+                c.peers[0].sendall(whole[:len(whole) // 2])
+            else:
+                c.peers[0].sendall(frames[fault])
+            time.sleep(1.5)  # keeps its connection open: rank 0 must not wait past its timeout
+            return None
+        if rank == 2:
+            try:
+                c.allreduce([a.copy() for a in right])
+            except CollectiveError as exc:
+                return exc
+            return None
+        start = time.monotonic()
+        mine = [a.copy() for a in right]
+        try:
+            c.allreduce(mine)
+        except CollectiveError as exc:
+            return exc, time.monotonic() - start, mine
+        return None
+
+    out = run_ranks(world, f"bad{fault}{world}", body, timeout=0.5)
+    assert out[0] is not None, "rank 0 took the frame"
+    exc, waited, mine = out[0]
+    assert isinstance(exc, CollectiveError)
+    assert "rank 1 (worker tcp://b:2)" in str(exc)
+    if fault == "short":
+        assert "sent nothing within 0.5 s" in str(exc)
+    else:
+        assert "where 2 arrays of 56 bytes (float64 (3,), float64 (4,)) were expected" in str(exc), str(exc)
+    assert waited < 1.2
+    for a, b in zip(mine, right):  # nothing added
+        assert np.array_equal(a, b)

@@ -71,7 +71,10 @@ PARAMETERS_DOC = """
         Who fits (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for the
         session's default client, an address, or a client.  ``"hist"`` is data-parallel there (each worker
         keeps a partition of the rows; histograms are added up, split decisions sent back:
-        :mod:`dtlab.boosting.dask_hist`), ``"exact"`` feature-parallel (each worker keeps every row of a
+        :mod:`dtlab.boosting.dask_hist`; the workers exchange them over sockets of their own, numeric frames
+        only and only between ranks that prove they hold the fit's secret: :mod:`dtlab.distributed.collective`;
+        on a cluster whose workers talk TLS, through the scheduler instead, with a warning), ``"exact"``
+        feature-parallel (each worker keeps every row of a
         slice of the columns; the rows' sides go out as one bit per row: :mod:`dtlab.boosting.dask_exact`).
         Exact gives the single-process trees for any number of workers, hist where the sums are exact.
         Dask arrays and DataFrames (labels as a Dask array or Series) need a Dask executor; numpy, pandas

@@ -28,20 +28,34 @@ fit with an error naming it (the other ranks' receives fail at once or time
 out; the client notices the worker leave within
 :data:`~dtlab.distributed.dask_executor.POLL_S`): the parts depend on each
 other mid-round, so no part is sent again.  Where the group cannot be set up
-(its ranks cannot reach each other, two parts share a worker thread),
-:func:`start_collective` returns None and the fit takes the scheduler-driven
-loop.
+(its ranks cannot reach each other, two parts share a worker thread) or
+should not be (the cluster talks TLS: the group's sockets are plain TCP, so
+the fit keeps its bytes on the cluster's TLS channel and warns once with
+:data:`TLS_FALLBACK`), :func:`start_collective` returns None and the fit takes
+the scheduler-driven loop.  The group admits only ranks that prove they hold
+its secret (made on the client for each fit, handed to the ranks through
+the scheduler), and its frames carry numeric arrays only, checked against
+what each exchange expects (:mod:`dtlab.distributed.collective`).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
-from ..distributed.collective import CollectiveError, close_group, group, join_group, open_group
+from ..distributed.collective import (
+    CollectiveError,
+    close_group,
+    group,
+    join_group,
+    new_secret,
+    open_group,
+    plain_tcp_cluster,
+)
 from ..distributed.dask_executor import ClusterError
 from ._hist_cpu import _level_slice, _split_hessians
 from .dask_hist import DaskHistSearch, TreeStart
@@ -49,10 +63,15 @@ from .grower import ColumnData, grow_boosted_tree
 from .hist import HistSearch
 from .sampling import gate_gains
 
-__all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "CollectiveLoop", "WorkerHistSearch", "start_collective"]
+__all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "TLS_FALLBACK", "CollectiveLoop", "WorkerHistSearch",
+           "start_collective"]
 
 #: Seconds a rank waits for another one (a level's histograms, the group's connections).
 COLLECTIVE_TIMEOUT_S = 60.0
+#: What a hist fit on a TLS cluster says once: why it takes the scheduler-driven loop.
+TLS_FALLBACK = ("dtlab hist on Dask: the workers talk TLS, and the workers' own exchange (plain TCP sockets) would "
+                "carry the histograms outside it; this fit exchanges them through the scheduler instead (the same "
+                "trees, one round trip per level)")
 #: Seconds of rounds after which a task stops where the client has nothing to do between rounds (far below the
 #: executor's round timeout; a lost worker is noticed within POLL_S whatever the task's length).
 TASK_SECONDS = 5.0
@@ -96,8 +115,10 @@ class _LocalParts:
             n_build = hists[0].shape[0]
             theirs = [np.empty_like(x) for x in sums]
             halves = self._halves((n_build, b - a, hists[0].shape[2]))
-            # each built node's block of the other's features is contiguous: sent as it lies, no copy
-            self.collective.swap(sums + [h[j, p:q] for h in hists for j in range(n_build)], theirs + halves)
+            # each built node's block of the other's features is contiguous: sent as it lies, no copy; received
+            # node by node too (each frame's arrays are checked against the ones expected, shapes included)
+            self.collective.swap(sums + [h[j, p:q] for h in hists for j in range(n_build)],
+                                 theirs + [y[j] for y in halves for j in range(n_build)])
             for x, y in zip(sums, theirs):
                 np.add(x, y, out=x)  # rank 0's + rank 1's: the same bits either way round
             for h, y in zip(hists, halves):
@@ -188,10 +209,10 @@ class WorkerHistSearch(DaskHistSearch):
 
 
 def _join_attach(replica: Any, key: str, rank: int, world: int, address: tuple, names: list, timeout: float,
-                 cuts: list, col_missing: np.ndarray, max_bins: int) -> int:
-    """Run on every rank's worker at once: join the group (:func:`join_group`), then keep the rank's finder
-    beside its part (one task, one scheduler round trip for both)."""
-    join_group(None, key, rank, world, address, names, timeout)
+                 secret: bytes, cuts: list, col_missing: np.ndarray, max_bins: int) -> int:
+    """Run on every rank's worker at once: join the group with its secret (:func:`join_group`), then keep the
+    rank's finder beside its part (one task, one scheduler round trip for both)."""
+    join_group(None, key, rank, world, address, names, timeout, secret)
     replica.collective_search = WorkerHistSearch(replica.state, group(key, rank), cuts, col_missing, max_bins)
     return rank
 
@@ -315,16 +336,26 @@ def _check_same_trees(replies: list) -> None:
 
 def start_collective(search: DaskHistSearch, timeout: float = COLLECTIVE_TIMEOUT_S) -> CollectiveLoop | None:
     """The group of a Dask hist fit's parts, each with its :class:`WorkerHistSearch`; None where the parts
-    cannot form one (the fit then takes the scheduler-driven loop)."""
+    cannot form one (the fit then takes the scheduler-driven loop).
+
+    The group's secret is made here, on the client, and reaches the ranks with the join's task, through the
+    scheduler (the cluster's own channel and security).  On a cluster whose workers talk TLS the group is not
+    formed (its sockets are plain TCP): the fit takes the scheduler-driven loop, which keeps every byte on the
+    cluster's TLS channel, and says so in a warning.
+    """
     executor = search.replicas.executor
     n = len(executor.states)
     if len(set(executor.workers)) < n:
         return None  # two parts on one worker: its one task at a time cannot run both ranks at once
+    if not plain_tcp_cluster(executor.workers):
+        warnings.warn(TLS_FALLBACK, UserWarning, stacklevel=3)
+        return None
     key = f"dtlab-gbdt-{uuid.uuid4().hex}"
     loop = CollectiveLoop(executor, key)
+    secret = new_secret()
     try:
         address = executor.map_each(open_group, [(key, k, n) for k in range(n)], resend=False)[0]
-        executor.map_each(_join_attach, [(key, k, n, address, list(executor.workers), timeout, search.cuts,
+        executor.map_each(_join_attach, [(key, k, n, address, list(executor.workers), timeout, secret, search.cuts,
                                           search.col_missing, search.n_bins_total) for k in range(n)], resend=False)
     except (CollectiveError, ClusterError, OSError):  # the scheduler-driven loop sends a lost part again
         loop.close()

@@ -1,18 +1,37 @@
-"""A reduce-and-broadcast between the parts of a fit over plain sockets: the workers talk, the scheduler does not.
+"""The workers' own exchange for a fit's parts over plain sockets: the workers talk, the scheduler does not.
 
 What LightGBM's and XGBoost's Dask fits do for their histograms: the parts
 (one per worker) open TCP connections to each other once per fit and, for
-every level of every tree, exchange their partial sums directly.  A star on
-rank 0 (part 0): every other rank sends its value to rank 0; rank 0 combines
-the values *in rank order* (so the sum is the one the client would have made
-of the parts' replies, bit for bit) and sends the combined value back to every
-rank.  Every rank then holds the same bytes and takes the same decisions.
+every level of every tree, exchange their partial sums directly.
+:meth:`Collective.allreduce` adds numpy arrays over the ranks in rank order
+(so the sum is the one the client would have made of the parts' replies, bit
+for bit): with two ranks both send their arrays at once and each adds the two;
+with more, a star on rank 0, which adds in rank order and sends the totals
+back.  :meth:`Collective.swap` is the two-rank exchange of arrays of other
+sizes (the halves of a reduce-scatter).
 
-:meth:`Collective.allreduce` is the same sum for numpy arrays, sent as their
-raw bytes (no pickling, no copy into a message): with two ranks both send
-their arrays at once and each adds the two in rank order (one transfer on the
-way instead of two, and no rank waits for the other's addition); with more,
-the star above.
+**Only numbers travel, and only between members.**
+- *Frames.*  Every message is a frame of raw array bytes behind a fixed
+  header: ``DTLC``, the number of arrays, their total bytes, then for each
+  array a dtype code from a short allow-list (:data:`DTYPE_CODES`) and its
+  shape.  The receiver knows what the exchange expects (its own buffers) and
+  checks the header against it before it takes the arrays; a frame that
+  differs (length, dtype, shape, count) is a :class:`CollectiveError` naming
+  the rank.  Nothing received is ever turned into an object or code: bytes only ever
+  land in numeric buffers of the expected size.
+- *Membership.*  The client makes a random secret per group
+  (:func:`new_secret`) and hands it to the ranks through Dask (the scheduler's
+  channel, which carries the cluster's own security).  On connect, rank 0 and
+  the joining rank each prove they hold it (HMAC-SHA256 over both sides'
+  nonces, the group's key and the rank) before any data.  A connection that
+  fails (a stranger, a wrong secret, a rank already taken, an out-of-range
+  rank, silence past :data:`HANDSHAKE_S`) is closed and logged, and rank 0
+  keeps waiting for the real rank until the join's timeout.
+- *TLS clusters.*  These sockets are not encrypted.  A cluster whose workers
+  talk TLS (``tls://`` addresses, ``Client(security=...)``) keeps its data on
+  its TLS channel: :func:`plain_tcp_cluster` is False there and the fit takes
+  the scheduler-routed loop instead, saying so once (see
+  :mod:`dtlab.boosting.dask_collective`).
 
 A part never waits without a limit: every receive has a timeout, and a peer
 whose process died (its connection reset or closed) or fell silent ends the
@@ -21,27 +40,29 @@ exchange with a :class:`CollectiveError` naming its rank and worker.
 Setting up (from the client, through whatever runs a function on each part's
 worker): :func:`open_group` on rank 0's worker listens on a free port of that
 worker's host and returns the address; :func:`join_group` on every rank, run
-at the same time, connects the ranks to it.  The group then lives on each
-worker under its key until :func:`close_group`.  Generic: nothing here knows
-the work; ``distributed`` is only asked for the worker's host.
+at the same time with the group's secret, connects and authenticates the
+ranks.  The group then lives on each worker under its key until
+:func:`close_group`.  Generic: nothing here knows the work; ``distributed`` is
+only asked for the worker's host.
 """
 
 from __future__ import annotations
 
 import contextlib
-import pickle
 import select
 import socket
-import struct
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Collective", "CollectiveError", "close_group", "group", "join_group", "open_group"]
+from .frames import FRAME_FIXED_BYTES, describe_frame, frame_header
+from .membership import MembershipError, accept_members, new_secret, prove_membership
 
-_HEADER = struct.Struct("!Q")
+__all__ = ["Collective", "CollectiveError", "close_group", "group", "join_group", "new_secret", "open_group",
+           "plain_tcp_cluster"]
+
 #: Listening sockets opened by :func:`open_group`, waiting for :func:`join_group` (key -> socket).
 _LISTENERS: dict = {}
 #: Groups joined on this process: (key, rank) -> Collective (a thread-based cluster holds several ranks).
@@ -50,7 +71,14 @@ _LOCK = threading.Lock()
 
 
 class CollectiveError(RuntimeError):
-    """A peer of the group left, fell silent past the timeout, or could not be reached."""
+    """A peer of the group left, fell silent past the timeout, sent a frame other than expected, or could not be
+    reached."""
+
+
+def plain_tcp_cluster(addresses: list) -> bool:
+    """Whether the workers at ``addresses`` talk plain TCP (``tcp://`` or in-process), where these sockets add
+    nothing a peer could not already see; False for TLS (``tls://``) and any other transport."""
+    return all(str(a).startswith(("tcp://", "inproc://")) for a in addresses)
 
 
 class Collective:
@@ -60,7 +88,7 @@ class Collective:
     ----------
     rank, world : int
     peers : dict
-        rank -> connected socket (rank 0: every other rank; other ranks: ``{0: socket}``).
+        rank -> connected socket (rank 0: every other rank; other ranks: ``{0: socket}``), each authenticated.
     names : list of str
         The worker of each rank, for the errors.
     timeout : float
@@ -69,8 +97,9 @@ class Collective:
     Attributes
     ----------
     bytes_sent, bytes_received : int
+        The arrays' bytes (headers not counted), over the group's life.
     wait_seconds : float
-        Seconds spent in :meth:`reduce_broadcast` (sending, waiting and combining), over the group's life.
+        Seconds spent in the exchanges (sending, waiting and adding), over the group's life.
     """
 
     def __init__(self, rank: int, world: int, peers: dict, names: list, timeout: float):
@@ -83,24 +112,6 @@ class Collective:
 
     def _who(self, rank: int) -> str:
         return f"rank {rank} (worker {self.names[rank]})"
-
-    def _send(self, rank: int, value: Any) -> None:
-        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            self.peers[rank].sendall(_HEADER.pack(len(payload)) + payload)
-        except OSError as exc:
-            raise CollectiveError(f"cannot send to {self._who(rank)}: it left ({exc})") from exc
-        self.bytes_sent += len(payload)
-
-    def _recv_exact(self, rank: int, n: int) -> bytearray:
-        buf = bytearray(n)
-        self._recv_into(rank, memoryview(buf))
-        return buf
-
-    def _recv(self, rank: int) -> Any:
-        (n,) = _HEADER.unpack(self._recv_exact(rank, _HEADER.size))
-        self.bytes_received += n
-        return pickle.loads(self._recv_exact(rank, n))
 
     @contextlib.contextmanager
     def _exchange(self):
@@ -115,26 +126,12 @@ class Collective:
         finally:
             self.wait_seconds += time.perf_counter() - start
 
-    def reduce_broadcast(self, value: Any, combine: Callable[[list], Any]) -> Any:
-        """``combine([value of rank 0, value of rank 1, ...])``, computed on rank 0, returned on every rank."""
-        with self._exchange():
-            if self.world == 1:
-                return combine([value])
-            if self.rank != 0:
-                self._send(0, value)
-                return self._recv(0)
-            combined = combine([value] + [self._recv(r) for r in range(1, self.world)])
-            for r in range(1, self.world):
-                self._send(r, combined)
-            return combined
-
     def allreduce(self, arrays: list) -> list:
         """The element-wise sums over the ranks of C-contiguous numpy ``arrays`` (the same shapes and dtypes on
         every rank), added in rank order, the same bytes on every rank.  Overwrites and returns ``arrays``."""
         with self._exchange():
             if self.world == 1:
                 return arrays
-            nbytes = sum(a.nbytes for a in arrays)
             if self.world == 2:
                 peer = 1 - self.rank
                 theirs = [np.empty_like(a) for a in arrays]
@@ -143,46 +140,58 @@ class Collective:
                     np.add(a, b, out=a)
                 return arrays
             if self.rank != 0:
-                self._send_raw(0, arrays, nbytes)
-                self._recv_raw(0, arrays, nbytes)
+                self._send_frame(0, arrays)
+                self._recv_frame(0, arrays)
                 return arrays
             totals = [a.copy() for a in arrays]  # the left fold in rank order: ((rank 0 + rank 1) + rank 2) ...
             buf = [np.empty_like(a) for a in arrays]
             for r in range(1, self.world):
-                self._recv_raw(r, buf, nbytes)
+                self._recv_frame(r, buf)
                 for t, b in zip(totals, buf):
                     t += b
             for a, t in zip(arrays, totals):
                 a[...] = t
             for r in range(1, self.world):
-                self._send_raw(r, arrays, nbytes)
+                self._send_frame(r, arrays)
             return arrays
 
     def swap(self, out: list, into: list) -> None:
         """Two ranks only: send the C-contiguous arrays ``out`` to the other rank while receiving its ``out``
-        into ``into`` (C-contiguous, its sizes in order): the halves of a reduce-scatter, a gather of halves."""
+        into ``into`` (C-contiguous, its dtypes and shapes in order): the halves of a reduce-scatter, a gather
+        of halves."""
         if self.world != 2:
             raise ValueError(f"swap is between two ranks; this group has {self.world}")
         with self._exchange():
             self._duplex(1 - self.rank, list(out), list(into))
 
-    def _send_raw(self, rank: int, arrays: list, nbytes: int) -> None:
+    def _check_header(self, rank: int, got: bytes, expected: bytes) -> None:
+        """``got``, the first bytes of a received header, against the same bytes of the ``expected`` one."""
+        if got != expected[:len(got)]:
+            raise CollectiveError(f"{self._who(rank)} sent {describe_frame(got)} where "
+                                  f"{describe_frame(expected)} were expected: a frame other than this exchange's "
+                                  "(the ranks are out of step, or the peer is not a dtlab rank)")
+
+    def _send_frame(self, rank: int, arrays: list) -> None:
         try:
-            self.peers[rank].sendall(_HEADER.pack(nbytes))
+            self.peers[rank].sendall(frame_header(arrays))
             for a in arrays:
                 self.peers[rank].sendall(memoryview(a).cast("B"))
         except OSError as exc:
             raise CollectiveError(f"cannot send to {self._who(rank)}: it left ({exc})") from exc
-        self.bytes_sent += nbytes
+        self.bytes_sent += sum(a.nbytes for a in arrays)
 
-    def _recv_raw(self, rank: int, arrays: list, nbytes: int) -> None:
-        (n,) = _HEADER.unpack(self._recv_exact(rank, _HEADER.size))
-        if n != nbytes:
-            raise CollectiveError(f"{self._who(rank)} sent {n} bytes where {nbytes} were expected: the ranks are "
-                                  "out of step")
+    def _recv_frame(self, rank: int, arrays: list) -> None:
+        """Receive a frame into ``arrays``: its header checked against theirs before any array is read."""
+        expected = frame_header(arrays)
+        got = bytearray(FRAME_FIXED_BYTES)
+        self._recv_into(rank, memoryview(got))
+        self._check_header(rank, bytes(got), expected)
+        table = bytearray(len(expected) - FRAME_FIXED_BYTES)
+        self._recv_into(rank, memoryview(table))
+        self._check_header(rank, bytes(got + table), expected)
         for a in arrays:
             self._recv_into(rank, memoryview(a).cast("B"))
-        self.bytes_received += nbytes
+        self.bytes_received += sum(a.nbytes for a in arrays)
 
     def _recv_into(self, rank: int, view: memoryview) -> None:
         got, n = 0, view.nbytes
@@ -201,13 +210,13 @@ class Collective:
     def _duplex(self, rank: int, out: list, into: list) -> None:
         """Send the arrays ``out`` to ``rank`` while receiving ``into`` from it, both at once (two blocking sends
         of more than the sockets hold would wait on each other for ever), within the timeout; each side's
-        bytes go first, to be checked against what the other expects."""
-        n_out, n_in = sum(a.nbytes for a in out), sum(a.nbytes for a in into)
-        out = [np.array([n_out], np.uint64)] + out
-        into = [np.zeros(1, np.uint64)] + into
+        frame header goes first and is checked against what this side expects before the arrays are taken."""
+        expected = frame_header(into)
+        head = bytearray(len(expected))
         sock = self.peers[rank]
-        sends = [memoryview(a).cast("B") for a in out if a.nbytes]
-        recvs = [memoryview(a).cast("B") for a in into if a.nbytes]
+        sends = [memoryview(frame_header(out))] + [memoryview(a).cast("B") for a in out if a.nbytes]
+        recvs = [memoryview(head)] + [memoryview(a).cast("B") for a in into if a.nbytes]
+        checked, received = 0, 0  # bytes of the header checked so far (0, the fixed part, all of it)
         poller = select.poll()
         deadline = time.monotonic() + self.timeout
         sock.setblocking(False)
@@ -227,25 +236,30 @@ class Collective:
                         k = 0
                     _consume(sends, k)
                 if recvs and mask & (select.POLLIN | select.POLLERR | select.POLLHUP):
+                    # never past the header's fixed part before it is checked: its count sizes the rest
+                    views = recvs[:1] if checked < FRAME_FIXED_BYTES else recvs[:_IOV_BATCH]
                     try:
-                        k = sock.recvmsg_into(recvs[:_IOV_BATCH])[0]
+                        k = sock.recvmsg_into(views)[0]
                     except BlockingIOError:
                         k = -1
                     if k == 0:
                         raise CollectiveError(f"{self._who(rank)} closed its connection: the worker left")
                     if k > 0:
                         _consume(recvs, k)
+                        received += k
+                        if checked < FRAME_FIXED_BYTES <= received:
+                            self._check_header(rank, bytes(head[:FRAME_FIXED_BYTES]), expected)
+                            checked = FRAME_FIXED_BYTES
+                        if checked < len(head) <= received:
+                            self._check_header(rank, bytes(head), expected)
+                            checked = len(head)
         except OSError as exc:
             raise CollectiveError(f"the connection to {self._who(rank)} broke: the worker left ({exc})") from exc
         finally:
             if self.peers:
                 sock.settimeout(self.timeout)  # blocking again, with the timeout
-        (n,) = into[0]
-        if n != n_in:
-            raise CollectiveError(f"{self._who(rank)} sent {n} bytes where {n_in} were expected: the ranks are "
-                                  "out of step")
-        self.bytes_sent += n_out
-        self.bytes_received += n_in
+        self.bytes_sent += sum(a.nbytes for a in out)
+        self.bytes_received += sum(a.nbytes for a in into)
 
     def close(self) -> None:
         for s in self.peers.values():
@@ -296,26 +310,32 @@ def open_group(_state: Any, key: str, rank: int, world: int) -> tuple[str, int] 
 
 
 def join_group(_state: Any, key: str, rank: int, world: int, address: tuple[str, int], names: list,
-               timeout: float) -> int:
-    """Run on every rank's worker at once: connect to rank 0 (rank 0: accept every other rank) within
-    ``timeout`` seconds; the group is then kept on this worker under ``(key, rank)``.  Returns ``rank``."""
+               timeout: float, secret: bytes) -> int:
+    """Run on every rank's worker at once: connect to rank 0 (rank 0: accept every other rank) and prove
+    membership both ways with the group's ``secret`` (:func:`new_secret`), within ``timeout`` seconds; the group
+    is then kept on this worker under ``(key, rank)``.  Returns ``rank``."""
+    if len(secret) < 16:
+        raise ValueError("a group's secret has at least 16 bytes (new_secret() makes 32)")
     peers: dict = {}
+    deadline = time.monotonic() + timeout
     try:
         if rank == 0 and world > 1:
             with _LOCK:
                 listener = _LISTENERS.pop(key)
-            listener.settimeout(timeout)
             try:
-                while len(peers) < world - 1:
-                    conn, _ = listener.accept()
-                    conn.settimeout(timeout)
-                    (peer,) = _HEADER.unpack(conn.recv(_HEADER.size, socket.MSG_WAITALL))
-                    peers[int(peer)] = conn
+                accept_members(listener, key, world, secret, deadline, peers)
             finally:
                 listener.close()
         elif rank > 0:
             conn = socket.create_connection(address, timeout=timeout)
-            conn.sendall(_HEADER.pack(rank))
+            try:
+                prove_membership(conn, key, rank, secret)
+            except MembershipError as exc:
+                conn.close()
+                raise CollectiveError(str(exc)) from None
+            except BaseException:
+                conn.close()
+                raise
             peers[0] = conn
     except socket.timeout:
         missing = sorted(set(range(1, world)) - set(peers)) if rank == 0 else [0]
