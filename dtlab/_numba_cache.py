@@ -12,6 +12,11 @@ device pools, notebook kernels) compute the same digest and share the folder.
 
 A ``NUMBA_CACHE_DIR`` set by the user is left as it is; where the user cache
 cannot be written, numba's own default (``__pycache__`` beside each file) stays.
+
+numba loads its cache files with pickle, so whoever can write the folder can
+run code in every process that loads from it: the folder is made private
+(mode 0700), and one that another user owns or that others may write (the
+folder or the ``dtlab`` folder above it) is not used.
 """
 
 from __future__ import annotations
@@ -51,8 +56,8 @@ def configure(package: Path = PACKAGE) -> str | None:
         place = hashlib.sha1(str(package).encode()).hexdigest()[:8]
         folder = base / f"{place}-{source_digest(package)}"
         fresh = not folder.is_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        if not os.access(folder, os.W_OK):
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not os.access(folder, os.W_OK) or not all(_private(p) for p in (base.parent, base, folder)):
             return None
     except OSError:  # no home, a read-only file system: numba's default place
         return None
@@ -63,6 +68,12 @@ def configure(package: Path = PACKAGE) -> str | None:
     if config is not None:  # numba imported first: its locator reads the setting when a function is compiled
         config.CACHE_DIR = str(folder)
     return str(folder)
+
+
+def _private(folder: Path) -> bool:
+    """Owned by this user and writable by no one else (what a folder of pickles to load needs)."""
+    st = folder.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _prune(base: Path, current: Path, prefix: str) -> None:

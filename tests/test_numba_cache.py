@@ -52,6 +52,23 @@ def test_the_folder_follows_the_sources_and_a_users_setting_is_kept(fresh_env, m
     assert _numba_cache.configure(pkg) is None and os.environ["NUMBA_CACHE_DIR"] == str(fresh_env / "mine")
 
 
+def test_a_folder_others_may_write_is_not_used(fresh_env):
+    """numba unpickles its cache files: a cache folder another user could write would run their code."""
+    pkg = _package(fresh_env)
+    folder = Path(_numba_cache.configure(pkg))
+    assert folder.stat().st_mode & 0o777 == 0o700
+    os.environ.pop("NUMBA_CACHE_DIR")
+    folder.parent.chmod(0o777)  # the dtlab/numba folder: anyone could plant a folder of pickles in it
+    try:
+        assert _numba_cache.configure(pkg) is None and "NUMBA_CACHE_DIR" not in os.environ
+    finally:
+        folder.parent.chmod(0o755)
+    folder.chmod(0o775)
+    assert _numba_cache.configure(pkg) is None
+    folder.chmod(0o700)
+    assert _numba_cache.configure(pkg) == str(folder)
+
+
 def test_old_folders_of_a_checkout_are_pruned_and_other_checkouts_kept(fresh_env, monkeypatch):
     pkg = _package(fresh_env)
     (fresh_env / "elsewhere").mkdir()
