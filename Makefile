@@ -33,9 +33,11 @@ figures: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
 
 ## the whole test suite, notebooks included (CUDA paths under numba's simulator); a missing peer (XGBoost,
-## LightGBM, LIBLINEAR, Dask, pystreed) fails its tests instead of skipping them (tests/conftest.py). The
-## notebooks (browser suite and nbval) run as a second pytest process beside the rest (scripts/test_suite.sh).
-test: $(STAMP)
+## LightGBM, LIBLINEAR, Dask, pystreed, pycontree, TL2cgen, treelite, and the builds of `make peers`:
+## liblinear-multicore, lleaves) fails its tests instead of skipping them (tests/conftest.py), so the peers of
+## .peers/ are built first. The notebooks (browser suite and nbval) run as a second pytest process beside the
+## rest (scripts/test_suite.sh).
+test: $(STAMP) $(PEERS_STAMP)
 	scripts/test_suite.sh $(PY)
 
 ## only the browser suite: every notebook in JupyterLab in Chromium; screenshots into figures/_scratch/screens/

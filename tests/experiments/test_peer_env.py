@@ -1,5 +1,6 @@
 """Peers outside the venv: a JSON-lines worker in another interpreter, and where ``make peers`` puts them."""
 
+import re
 import sys
 import textwrap
 
@@ -59,3 +60,33 @@ def test_missing_peers_say_how_to_build_them(tmp_path, monkeypatch):
         peer_env.liblinear_multicore()
     with pytest.raises(FileNotFoundError, match="make peers"):
         peer_env.peer_python("lleaves")
+
+
+def _pins_in_makefile() -> set[str]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    return set(re.findall(r'"([\w.-]+(?:==|<)[\w.]+)"', text.split("$(PEERS_STAMP):", 1)[1].split("\n\n", 1)[0]))
+
+
+def test_the_pins_are_those_make_peers_installs():
+    """peer_env's versions and the Makefile's ``make peers`` recipe (which reads nothing from peer_env) in step."""
+    assert {peer_env.LIBLINEAR_MULTICORE, *peer_env.LLEAVES} <= _pins_in_makefile()
+
+
+def test_the_built_peers_are_the_pinned_releases(liblinear_multicore_built, lleaves_python):
+    """What ``make peers`` built (``make test`` builds it first): the pinned liblinear-multicore where peer_env
+    looks for it, and lleaves with an llvmlite of the legacy pass manager in its own venv."""
+    import importlib.metadata
+    import subprocess
+
+    assert liblinear_multicore_built == peer_env.peers_dir() / "liblinear-multicore" / "liblinear"
+    found = {d.metadata["Name"].lower(): d.version
+             for d in importlib.metadata.distributions(path=[str(liblinear_multicore_built.parent)])}
+    name, version = peer_env.LIBLINEAR_MULTICORE.split("==")
+    assert found == {name: version}
+    versions = subprocess.run([str(lleaves_python), "-c", "import importlib.metadata as m, lleaves, llvmlite; "
+                               "print(m.version('lleaves'), llvmlite.__version__)"],
+                              capture_output=True, text=True, timeout=120, check=True).stdout.split()
+    assert versions[0] == peer_env.LLEAVES[0].split("==")[1]
+    assert tuple(int(p) for p in versions[1].split(".")[:2]) < (0, 45)
