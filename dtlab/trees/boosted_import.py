@@ -29,6 +29,8 @@ GBDT_FORMAT = "dtlab.GBDT/1"
 #: The arrays of one boosted tree, and their dtypes in memory.
 TREE_FIELDS = {"feature": np.int32, "threshold": np.float32, "missing_left": np.bool_, "left": np.int32,
                "right": np.int32, "value": np.float32, "gain": np.float64, "cover": np.float64}
+#: What an error calls the numbers :meth:`Ensemble.validate` checks, in the model file's terms.
+FIELDS = {"value": "value", "threshold": "threshold", "base": "base_margin"}
 #: A tree's categorical splits in a model file (absent when it has none): node ``cat_nodes[i]`` sends the
 #: categories ``cat_values[cat_offsets[i]:cat_offsets[i + 1]]`` left, every other category right.
 CATEGORY_FIELDS = {"cat_nodes": np.int32, "cat_offsets": np.int64, "cat_values": np.int64}
@@ -119,6 +121,8 @@ def boosted_ensemble(trees: Sequence[Any], n_features: int, n_outputs: int, base
     """
     if not len(trees):
         raise ModelFormatError("a boosted model needs at least one tree")
+    if int(n_outputs) < 1:
+        raise ModelFormatError(f"a boosted model needs n_outputs >= 1, got {n_outputs}")
 
     def get(t, k):
         return np.asarray(t[k] if isinstance(t, Mapping) else getattr(t, k))
@@ -139,7 +143,7 @@ def boosted_ensemble(trees: Sequence[Any], n_features: int, n_outputs: int, base
                        feature_names=feature_names, categorical=categorical)
         if n_trees % int(n_outputs):
             raise ValueError(f"{n_trees} trees are not whole rounds of {n_outputs} outputs")
-        ens.validate()
+        ens.validate(FIELDS)
     except ValueError as err:
         raise ModelFormatError(f"inconsistent boosted model: {err}") from err
     return ens
@@ -175,6 +179,9 @@ def ensemble_from_gbdt_json(doc: Mapping) -> Ensemble:
         raise ModelFormatError(f"malformed GBDT model file: {err!r}") from err
     trees = read_boosted_trees(fitted["trees"])
     if best is not None:
-        trees = trees[:(int(best) + 1) * n_outputs]
+        n_rounds = len(trees) // max(n_outputs, 1)
+        if not isinstance(best, int) or not 0 <= best < n_rounds:  # a negative one would drop trees from the end
+            raise ModelFormatError(f"best_iteration_ {best!r} is not a round of the model's {n_rounds}")
+        trees = trees[:(best + 1) * n_outputs]
     return boosted_ensemble(trees, n_features, n_outputs, base, fitted.get("feature_names_in_"),
                             source=f"dtlab.{doc.get('estimator', 'GBDT')}")

@@ -26,6 +26,9 @@ import numpy as np
 
 from .packed import PackedForest
 
+#: The default names of the numbers :meth:`Ensemble.validate` checks are finite.
+FIELD_NAMES = {"value": "leaf value", "threshold": "threshold", "base": "base"}
+
 
 class ModelFormatError(ValueError):
     """A model file or dump that cannot be read (malformed, or a feature dtlab does not support)."""
@@ -106,11 +109,21 @@ class Ensemble:
     def n_values(self) -> int:
         return int(self.forest.value.shape[1])
 
-    def validate(self) -> None:
-        """Raise ``ValueError`` unless the parts agree (checked once, before any kernel)."""
+    def validate(self, names: dict[str, str] | None = None, inf_thresholds: bool = True) -> None:
+        """Raise ``ValueError`` unless the parts agree, every node is reached from its root exactly once, and
+        the numbers the prediction reads are usable (checked once, before any kernel): leaf values and base
+        finite, thresholds of numeric splits not NaN.
+
+        ``names`` maps ``"value"``, ``"threshold"``, ``"base"`` to the source format's names for them
+        (:data:`FIELD_NAMES` by default), so that an error names the field of the file that is wrong.
+        ``inf_thresholds=False`` refuses infinite thresholds too (an importer whose library never writes
+        one: XGBoost, LightGBM); dtlab's and scikit-learn's trees use them to send every present value one way.
+        """
+        self._check_finite({**FIELD_NAMES, **(names or {})}, inf_thresholds)
         self.forest.validate(self.n_features)
         if self.forest.value is None:
             raise ValueError("the forest of an Ensemble needs leaf values")
+        self._check_reached()
         tc = self.tree_column
         if tc.shape != (self.forest.n_trees,) or (tc < 0).any() or (tc + self.n_values > self.n_outputs).any():
             raise ValueError("tree_column must give every tree columns inside [0, n_outputs)")
@@ -118,6 +131,50 @@ class Ensemble:
             raise ValueError(f"base must have shape ({self.n_outputs},), got {self.base.shape}")
         if self.categorical is not None:
             self.categorical.validate(self.forest)
+
+    def _check_reached(self) -> None:
+        """Every node but a root must have one parent: then (children after their parent, inside the tree) the
+        root reaches it.  An unreached leaf would be a leaf to the methods that number a tree's leaves (bitmask,
+        quickscorer), and their prediction wrong."""
+        f = self.forest
+        internal = f.left != -1
+        parents = np.bincount(np.concatenate([f.left[internal], f.right[internal]]), minlength=f.n_nodes)
+        parents[f.node_offset[:-1]] += 1  # a root has none (no child points back to its tree's first node)
+        if (parents != 1).any():
+            bad = int(np.flatnonzero(parents != 1)[0])
+            t = int(np.searchsorted(f.node_offset, bad, side="right") - 1)
+            raise ValueError(f"tree {t}, node {bad - int(f.node_offset[t])} is not reached from the root exactly "
+                             "once (an unreached or shared node)")
+
+    def _check_finite(self, names: dict[str, str], inf_thresholds: bool) -> None:
+        """A NaN or inf leaf value or base, or a NaN threshold of a numeric split, is an error naming the tree
+        and node: it would make the rows reaching it NaN (or the test meaningless) without a word.  Runs
+        before the structural checks so that a mutated number is reported as such; skipped where the arrays
+        do not even agree in shape (the structural checks report that)."""
+        f = self.forest
+        n, off = f.n_nodes, f.node_offset
+        if not np.isfinite(self.base).all():
+            raise ValueError(f"{names['base']} {self.base.tolist()} is not finite")
+        if not np.isfinite(self.scale):
+            raise ValueError(f"scale {self.scale} is not finite")
+        if f.value is None or f.left.shape != (n,) or f.threshold.shape != (n,) or f.value.shape[:1] != (n,) or \
+                off.ndim != 1 or off.shape[0] < 2 or off[0] != 0 or off[-1] != n:
+            return
+        internal = f.left != -1
+        numeric = internal.copy()
+        if self.categorical is not None:  # a categorical node tests its set; its threshold is not read
+            cat = np.asarray(self.categorical.node)
+            numeric[cat[(cat >= 0) & (cat < n)]] = False
+        bad_value = ~internal & ~np.isfinite(f.value).all(axis=1)
+        bad_threshold = numeric & (np.isnan(f.threshold) if inf_thresholds else ~np.isfinite(f.threshold))
+        for bad, what, shown in ((bad_value, names["value"], f.value),
+                                 (bad_threshold, names["threshold"], f.threshold)):
+            if bad.any():
+                node = int(np.flatnonzero(bad)[0])
+                t = int(np.searchsorted(off, node, side="right") - 1)
+                number = shown[node].tolist()
+                raise ValueError(f"tree {t}, node {node - int(off[t])}: {what} {number} is not finite "
+                                 f"({int(bad.sum())} such node(s) in the model)")
 
 
 def strict_to_inclusive_float32(threshold: np.ndarray) -> np.ndarray:

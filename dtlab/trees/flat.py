@@ -163,10 +163,14 @@ class FlatTree:
         if ((feat < 0) | (feat >= self.n_features)).any():
             raise TreeValidationError(f"feature index out of range [0, {self.n_features}) at an internal node: "
                                       f"{feat[(feat < 0) | (feat >= self.n_features)][:5].tolist()}")
-        if not np.isfinite(self.threshold[internal]).all():
-            raise TreeValidationError("thresholds of internal nodes must be finite")
-        if not np.isfinite(self.value).all():
-            raise TreeValidationError("node values must be finite")
+        bad = np.flatnonzero(internal & ~np.isfinite(self.threshold))
+        if bad.size:  # named, so that a corrupted file points at its wrong number
+            raise TreeValidationError(f"thresholds of internal nodes must be finite: node {bad[0]} has threshold "
+                                      f"{self.threshold[bad[0]]}")
+        bad = np.flatnonzero(~np.isfinite(self.value).all(axis=1))
+        if bad.size:
+            raise TreeValidationError(f"node values must be finite: node {bad[0]} has value "
+                                      f"{self.value[bad[0]].tolist()}")
         # n-1 edges, every non-root node one parent, root none: with n nodes this is a tree
         # unless a cycle avoids the root; a walk from the root must then reach every node.
         if len(preorder(self.left, self.right, limit=n)) != n:

@@ -9,7 +9,13 @@ the importer records, per feature, the input rewrite that makes the one walk
 of dtlab reproduce it.  The raw score is the sum of the leaves (the initial
 score is folded into the first trees) -- also for ``boosting="rf"``, whose
 ``predict(raw_score=True)`` is the sum (only its transformed ``predict``
-divides by the number of iterations).
+divides by the number of iterations).  The leaf values of the dump are
+final: each tree's ``shrinkage`` (and dart's rescaling) is already in them.
+
+A model trained with ``linear_tree=True`` (a linear model in each leaf:
+``leaf_const``, ``leaf_features``, ``leaf_coeff``) is refused, not predicted:
+dtlab's leaves are constants, and LightGBM's constant ``leaf_value`` is what it
+predicts only for a row with a NaN among the leaf's features.
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ import numpy as np
 
 from .categorical import CategoricalSplits
 from .ensemble import Ensemble, ModelFormatError, nested_to_arrays, pack, read_json_model
+
+#: What an error calls the numbers :meth:`Ensemble.validate` checks, in the dump's terms.
+FIELDS = {"value": "leaf_value", "threshold": "threshold"}
+#: The keys of a linear leaf (``linear_tree=True``).
+LINEAR_LEAF_KEYS = ("leaf_const", "leaf_coeff", "leaf_features")
 
 #: LightGBM's kZeroThreshold (``1e-35f``, a float32 literal): its predictor reads ``|x| <=`` it as 0.
 ZERO_THRESHOLD = float(np.float32(1e-35))
@@ -41,7 +52,8 @@ def from_lightgbm(model: Any) -> Ensemble:
     Raises
     ------
     ModelFormatError
-        Malformed dump, linear trees, or a decision type other than ``<=`` and ``==``.
+        Malformed dump, linear trees (``linear_tree=True``: refused), a decision type other than ``<=`` and
+        ``==``, or a NaN/inf leaf_value or threshold (the error names the tree).
     """
     dump = load_dump(model)
     try:
@@ -51,6 +63,11 @@ def from_lightgbm(model: Any) -> Ensemble:
         infos = dump["tree_info"]
     except (KeyError, TypeError, ValueError) as err:
         raise ModelFormatError(f"malformed LightGBM dump: {err!r}") from err
+    if not isinstance(infos, list):
+        raise ModelFormatError(f"malformed LightGBM dump: tree_info is a {type(infos).__name__}, not a list")
+    if per_iter < 1 or len(infos) % per_iter:  # trees are round-major: tree t adds into output t % per_iter
+        raise ModelFormatError(f"malformed LightGBM dump: {len(infos)} trees are not whole iterations of "
+                               f"num_tree_per_iteration {per_iter}")
     missing_type: dict[int, str] = {}
 
     def name(f):
@@ -78,18 +95,22 @@ def from_lightgbm(model: Any) -> Ensemble:
         splits_read.append(None)
         return f, float(node["threshold"]), bool(node.get("default_left", True))
 
+    def leaf(node):
+        if info.get("is_linear") or any(k in node for k in LINEAR_LEAF_KEYS):
+            raise ModelFormatError(f"tree {t}: a LightGBM model trained with linear_tree=True (a linear model "
+                                   "in each leaf) is not supported; dtlab predicts constant leaves only")
+        return node["leaf_value"]
+
     trees, cat_nodes, cat_sets, categorical_features, n_nodes = [], [], [], set(), 0
-    for info in infos:
-        if info.get("is_linear"):
-            raise ModelFormatError("linear-tree LightGBM models are not supported")
+    for t, info in enumerate(infos):
         splits_read.clear()
         try:
             tree = nested_to_arrays(info["tree_structure"], lambda n: (n["left_child"], n["right_child"]),
-                                    lambda n: "split_feature" not in n, split, lambda n: n["leaf_value"])
-        except (KeyError, TypeError, ValueError) as err:
+                                    lambda n: "split_feature" not in n, split, leaf)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
             if isinstance(err, ModelFormatError):
                 raise
-            raise ModelFormatError(f"malformed LightGBM tree: {err!r}") from err
+            raise ModelFormatError(f"malformed LightGBM tree {t}: {err!r}") from err
         for node, listed in zip(np.flatnonzero(tree["left"] != -1), splits_read):  # both in preorder
             if listed is not None:
                 cat_nodes.append(n_nodes + int(node))
@@ -114,7 +135,7 @@ def from_lightgbm(model: Any) -> Ensemble:
                    source=f"lightgbm.{str(dump.get('objective', '')).split(' ')[0]}", feature_names=names,
                    categorical=categorical)
     try:
-        ens.validate()
+        ens.validate(FIELDS, inf_thresholds=False)  # LightGBM writes 1e300, never inf
     except ValueError as err:
         raise ModelFormatError(f"inconsistent LightGBM model: {err}") from err
     return ens

@@ -24,7 +24,7 @@ SUPPORTED = ("FlatTree", "list of FlatTree", "PackedForest (with value)",
              "dtlab estimators (greedy and GDT trees: tree_; GBDT: to_ensemble())",
              "dtlab model files (FlatTree JSON: tree_.save; GBDT JSON: save_json)",
              "scikit-learn DecisionTree*/ExtraTree*/RandomForest*/ExtraTrees*",
-             "scikit-learn GradientBoosting*/HistGradientBoosting*", "xgboost.Booster / XGBModel",
+             "scikit-learn GradientBoosting*/HistGradientBoosting*", "xgboost.Booster / XGBModel (gbtree, dart)",
              "lightgbm.Booster / LGBMModel", "XGBoost model JSON (save_raw / save_model)",
              "LightGBM dump_model() JSON", "dtlab.trees.ensemble.Ensemble")
 
@@ -52,6 +52,18 @@ def _from_flat_trees(trees: list, combine: str, input_dtype) -> Ensemble:
     n_values = forest.value.shape[1]
     return Ensemble(forest, n_features.pop(), n_values, np.zeros(forest.n_trees, np.int64), np.zeros(n_values),
                     1.0 / forest.n_trees if combine == "mean" else 1.0, input_dtype, source="dtlab")
+
+
+def _xgboost_booster(model: Any) -> Any:
+    """The Booster of an XGBoost model; of a scikit-learn wrapper that stopped early, its best iteration's trees
+    (the wrapper's ``predict`` uses only those; a Booster's own ``predict`` uses every tree)."""
+    if not hasattr(model, "get_booster"):
+        return model
+    booster = model.get_booster()
+    best = getattr(model, "best_iteration", None)  # an AttributeError without early stopping
+    if best is not None and getattr(model, "booster", None) != "gblinear" and best + 1 < booster.num_boosted_rounds():
+        booster = booster[: best + 1]
+    return booster
 
 
 def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
@@ -95,7 +107,7 @@ def to_ensemble(model: Any, combine: str = "mean") -> Ensemble:
     if kind == "sklearn" or type(model).__name__ in SKLEARN_SUPPORTED:
         return ensemble_from_sklearn(model)
     if kind == "xgboost":
-        return from_xgboost(model.get_booster() if hasattr(model, "get_booster") else model)
+        return from_xgboost(_xgboost_booster(model))
     if kind == "lightgbm":
         return from_lightgbm(model.booster_ if hasattr(model, "booster_") else model)
     if isinstance(model, (str, Path, bytes, bytearray, dict)):

@@ -67,7 +67,8 @@ def from_gradient_boosting(est: Any) -> Ensemble:
     k = stages.shape[1]
     ens = Ensemble(pack(trees), int(est.n_features_in_), k, np.tile(np.arange(k, dtype=np.int64), stages.shape[0]),
                    base, 1.0, np.float32, source=f"sklearn.{type(est).__name__}", feature_names=_names(est))
-    ens.validate()
+    ens.validate({"value": "learning_rate * tree_.value", "threshold": "tree_.threshold",
+                  "base": "init_'s raw prediction"})
     return ens
 
 
@@ -140,7 +141,8 @@ def from_hist_gradient_boosting(est: Any) -> Ensemble:
     ens = Ensemble(pack(trees), int(est.n_features_in_), k, np.tile(np.arange(k, dtype=np.int64), len(predictors)),
                    np.asarray(est._baseline_prediction, np.float64).reshape(-1), 1.0, np.float64,
                    source=f"sklearn.{type(est).__name__}", feature_names=_names(est), categorical=categorical)
-    ens.validate()
+    # num_threshold +inf is scikit-learn's split of the missing values from all the others
+    ens.validate({"value": "nodes['value']", "threshold": "nodes['num_threshold']", "base": "_baseline_prediction"})
     return ens
 
 

@@ -90,12 +90,14 @@ def ensemble_from_sklearn(estimator: Any) -> Ensemble:
         value = member.tree_.value[:, 0, :].astype(np.float64)
         if hasattr(estimator, "classes_"):
             total = value.sum(axis=1, keepdims=True)
-            value = value / np.where(total == 0, 1.0, total)  # predict_proba's normalisation
+            with np.errstate(invalid="ignore"):  # a non-finite value stays non-finite, for validate to name
+                value = value / np.where(total == 0, 1.0, total)  # predict_proba's normalisation
         n_values = value.shape[1]
         trees.append({**arrays, "value": value})
     forest = pack(trees)
     ens = Ensemble(forest, int(estimator.n_features_in_), n_values, np.zeros(len(trees), np.int64),
                    np.zeros(n_values), 1.0 / len(trees), np.float32, source=f"sklearn.{name}",
                    feature_names=list(getattr(estimator, "feature_names_in_", [])) or None)
-    ens.validate()
+    # scikit-learn's +inf thresholds are float32's largest above: an inf left is a corrupted tree
+    ens.validate({"value": "tree_.value", "threshold": "tree_.threshold"}, inf_thresholds=False)
     return ens
