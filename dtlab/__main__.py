@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import time
 import traceback
@@ -15,30 +14,42 @@ from typing import Any
 
 from .backend import describe
 from .experiments.catalog import load_all
+from .experiments.history import DIRTY, code_state, keeps_history, merged_history
 from .experiments.registry import BENCHMARKS, FIGURES, SCALES, RunContext
 
 RESULTS_FILE = "results.json"
 
 
-def _git_commit() -> str | None:
-    """Short commit of the code that ran, ``+dirty`` when the package has uncommitted changes."""
-    here = Path(__file__).resolve().parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=here, timeout=5).stdout.strip() or None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "."], capture_output=True, text=True,
-                               cwd=here, timeout=5).stdout.strip()
-    except Exception:
-        return None
-    return f"{commit}+dirty" if commit and dirty else commit
+def _recorded_code(allow_dirty: bool) -> tuple[str | None, str | None]:
+    """(commit, code) a run records; refuses a tree with uncommitted changes under dtlab/ unless allowed.
+
+    Outside a git checkout there is nothing to check: both None.  With
+    ``allow_dirty`` a dirty tree records ``<sha>+dirty`` (and its code
+    ``<tree>+dirty``): the measured code is then in no commit.
+    """
+    state = code_state()
+    if state is None:
+        return None, None
+    if not state["dirty"]:
+        return state["commit"], state["code"]
+    if not allow_dirty:
+        shown = ", ".join(state["dirty"][:8]) + (f" and {len(state['dirty']) - 8} more" if len(state["dirty"]) > 8
+                                                 else "")
+        raise SystemExit(f"refusing to record results: the measured code (dtlab/) has uncommitted changes ({shown}); "
+                         "commit them first, or pass --allow-dirty to record the run as "
+                         f"{state['commit']}{DIRTY} (marked dirty in the README)")
+    return state["commit"] + DIRTY, state["code"] + DIRTY
 
 
 def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_info: dict[str, Any],
-                   registered: set[str] | None = None) -> Path:
+                   registered: set[str] | None = None, producers: dict[str, Any] | None = None) -> Path:
     """Update ``out_dir/results.json``: replace the entries just run, keep the other registered ones.
 
     Entries of ``section`` whose names are not in ``registered`` (producers
-    renamed or removed) are dropped, so the file holds no stale results.
+    renamed or removed) are dropped, so the file holds no stale results.  An
+    entry of a producer in ``producers`` that keeps a history
+    (:func:`~dtlab.experiments.history.keeps_history`) keeps every earlier
+    run in it, the new run added: a rerun never replaces a run.
     """
     path = out_dir / RESULTS_FILE
     data: dict[str, Any] = {}
@@ -47,6 +58,12 @@ def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_inf
             data = json.loads(path.read_text())
         except json.JSONDecodeError:
             data = {}
+    old_run_info = data.get("runs", {}).get(section, {})
+    for name, entry in entries.items():
+        producer = (producers or {}).get(name)
+        if producer is not None and keeps_history(section, producer):
+            entry["history"] = merged_history(data.get(section, {}).get(name), entry, producer, old_run_info,
+                                              run_info)
     data.setdefault(section, {}).update(entries)
     if registered is not None:
         stale = sorted(set(data[section]) - registered)
@@ -84,19 +101,24 @@ def _json_default(obj: Any) -> Any:
 
 
 def run_producers(table: dict, section: str, only: list[str] | None, scale: str, out_dir: Path,
-                  backend: str, seed: int) -> int:
-    """Run registered producers; write their results; return the number that failed."""
+                  backend: str, seed: int, allow_dirty: bool = False) -> int:
+    """Run registered producers; write their results; return the number that failed.
+
+    Refuses (SystemExit, before running anything) when dtlab/ has uncommitted
+    changes, unless ``allow_dirty``: a result must name the code it measured.
+    """
     names = list(table) if not only else only
     unknown = [n for n in names if n not in table]
     if unknown:
         raise SystemExit(f"unknown {section} {unknown}; registered: {sorted(table)}")
+    commit, code = _recorded_code(allow_dirty)
     entries, failed = {}, 0
-    commit = _git_commit()
     load = _load_average()  # other processes share the cores: timings depend on it
     for name in names:
         producer = table[name]
         ctx = RunContext(scale=scale, out_dir=out_dir, backend=backend, seed=seed, technique=producer.technique)
         print(f"[{section}] {name}: {producer.description} ...", flush=True)
+        load_start = _load_average()
         start = time.perf_counter()
         try:
             result = producer.fn(ctx)
@@ -107,14 +129,15 @@ def run_producers(table: dict, section: str, only: list[str] | None, scale: str,
             failed += 1
         seconds = time.perf_counter() - start
         entries[name] = {"status": status, "technique": producer.technique, "seconds": round(seconds, 3),
-                         "run": {"date": _now(), "commit": commit},
+                         "run": {"date": _now(), "commit": commit, "code": code},
+                         "load_average": {"start": load_start, "end": _load_average()},
                          "figures": [str(Path(p).relative_to(out_dir)) if Path(p).is_relative_to(out_dir) else p
                                      for p in ctx.figures], "scale": scale, "results": result}
         print(f"[{section}] {name}: {status} in {seconds:.1f} s", flush=True)
     info = {"date": _now(), "scale": scale,
             "backend_requested": backend, "machine": describe(), "platform": platform.platform(),
-            "commit": commit, "load_average": {"start": load, "end": _load_average()}}
-    path = _merge_results(out_dir, section, entries, info, registered=set(table))
+            "commit": commit, "code": code, "load_average": {"start": load, "end": _load_average()}}
+    path = _merge_results(out_dir, section, entries, info, registered=set(table), producers=table)
     print(f"wrote {path}")
     return failed
 
@@ -131,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--list", action="store_true", help="list the registered names and exit")
+        p.add_argument("--allow-dirty", action="store_true",
+                       help="record even though dtlab/ has uncommitted changes (the commit is recorded as "
+                            "<sha>+dirty and the README marks the entry dirty)")
         p.add_argument("--readme", type=Path, default=None,
                        help="README whose results section to regenerate afterwards "
                             "(default: README.md when --out is figures and README.md exists)")
@@ -156,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     backend = "cuda" if getattr(args, "gpu", False) else args.backend
     args.out.mkdir(parents=True, exist_ok=True)
     failed = run_producers(table, args.command if args.command == "figures" else "benchmarks", args.only,
-                           args.scale, args.out, backend, args.seed)
+                           args.scale, args.out, backend, args.seed, allow_dirty=args.allow_dirty)
     readme = args.readme
     if readme is None and args.out == Path("figures") and Path("README.md").exists():
         readme = Path("README.md")

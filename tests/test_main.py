@@ -4,7 +4,18 @@ import json
 
 import pytest
 
-from dtlab.__main__ import main
+from dtlab import __main__ as cli
+from dtlab.__main__ import main, run_producers
+from dtlab.experiments.goals import Goal, Rule
+from dtlab.experiments.registry import Producer
+
+CLEAN = {"commit": "abc1234", "code": "f" * 40, "dirty": []}
+
+
+@pytest.fixture(autouse=True)
+def clean_tree(monkeypatch):
+    """A clean checkout, whatever the working tree these tests run in holds (others may be editing it)."""
+    monkeypatch.setattr(cli, "code_state", lambda: dict(CLEAN))
 
 
 def test_figures_command_writes_figures_and_results(tmp_path):
@@ -49,3 +60,41 @@ def test_readme_command_regenerates_only_the_section(tmp_path):
     text = readme.read_text()
     assert text.startswith("# title\n") and text.endswith("\n## after\n") and "old" not in text
     assert "![tour_tree](figures/tour_tree.png)" in text
+
+
+def test_a_dirty_tree_is_refused_unless_allowed(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "code_state", lambda: {**CLEAN, "dirty": ["dtlab/backend.py"]})
+    with pytest.raises(SystemExit, match=r"uncommitted changes \(dtlab/backend.py\).*--allow-dirty"):
+        main(["figures", "--only", "tour", "--out", str(tmp_path)])
+    assert not (tmp_path / "results.json").exists()  # refused before running anything
+    assert main(["figures", "--only", "tour", "--out", str(tmp_path), "--allow-dirty"]) == 0
+    run = json.loads((tmp_path / "results.json").read_text())["figures"]["tour"]["run"]
+    assert run["commit"] == "abc1234+dirty" and run["code"] == "f" * 40 + "+dirty"
+
+
+def test_outside_a_checkout_the_commit_is_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "code_state", lambda: None)
+    assert main(["figures", "--only", "tour", "--out", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "results.json").read_text())["figures"]["tour"]["run"]["commit"] is None
+
+
+def test_every_run_of_a_benchmark_is_kept_with_its_verdict(tmp_path):
+    """A run that misses, then one that passes on the same code: both stay, each with its verdict and spreads."""
+    speeds = iter([0.9, 1.2])
+
+    def fn(ctx):
+        s = next(speeds)
+        return {"comparisons": [{"peer": "p", "mode": "per_core", "speedup": s, "speedup_spread": [s, s + 0.1]}]}
+
+    goal = Goal("ahead", (Rule("ahead", "worst round above 1x", lambda r: (
+        r["comparisons"][0]["speedup_spread"][0] > 1, "worst round")),))
+    table = {"tour_fake": Producer("tour_fake", fn, "tour", "fake", goal=goal)}
+    for _ in range(2):
+        assert run_producers(table, "benchmarks", None, "small", tmp_path, "cpu", 0) == 0
+    entry = json.loads((tmp_path / "results.json").read_text())["benchmarks"]["tour_fake"]
+    assert entry["results"]["comparisons"][0]["speedup"] == 1.2  # the latest run in full, as before
+    history = entry["history"]
+    assert [h["verdict"]["ahead"]["met"] for h in history] == [False, True]
+    assert [h["spreads"][0]["speedup_spread"] for h in history] == [[0.9, 1.0], [1.2, 1.3]]
+    assert {h["code"] for h in history} == {"f" * 40} and all(h["machine"] and h["scale"] == "small" for h in history)
+    assert all(set(h["load_average"]) == {"start", "end"} for h in history)

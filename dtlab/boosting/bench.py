@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..experiments.goals import Goal, Rule
 from ..experiments.timing import MODES, goal_met
 
 #: The held-out set: make_classification with these settings (training rows by scale, 25% more for the test).
@@ -25,6 +26,8 @@ HELDOUT = dict(n_features=32, n_informative=12, n_redundant=6, n_repeated=0, n_c
 HELDOUT_ROWS = {"small": 60_000, "paper": 500_000}
 #: Equal test AUC, as the goals require it: within this of the peer's.
 AUC_TOLERANCE = 0.002
+#: Goals (issue #20): dtlab time / peer time at most this in every round, at equal test AUC.
+GOALS = {("dtlab exact", "XGBoost exact"): 0.25, ("dtlab hist", "LightGBM"): 1.0}
 
 
 def heldout(n_train: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,3 +86,31 @@ def goals_of(comparisons: list[dict[str, Any]], limits: dict) -> dict[str, dict[
             "median_time_ratio": 1 / c["speedup"], "worst_time_ratio": worst, "same_auc": bool(same_auc),
             "off_by": max(worst - limit, 0.0), "n_samples": c.get("n_samples")}
     return out
+
+
+def _pair_rule(ours: str, peer: str, limit: float) -> Rule:
+    """The rule of one pair of :data:`GOALS`: met on every data set and mode of the run."""
+    def judge(results: dict[str, Any]) -> tuple[bool, str] | None:
+        goals = goals_of(results["comparisons"], {(ours, peer): limit})
+        if not goals:
+            return None
+        missed = [k for k, g in goals.items() if not g["met"]]
+        worst_key = max(goals, key=lambda k: goals[k]["worst_time_ratio"])
+        worst = goals[worst_key]
+        return not missed, (f"worst round {worst['worst_time_ratio']:.2f} ({worst_key}"
+                            f"{'' if worst['same_auc'] else ', different AUC'})"
+                            + (f"; missed in {len(missed)} of {len(goals)} data set x mode" if missed else ""))
+
+    return Rule(f"{ours} / {peer} <= {limit:g}", f"{ours}'s time at most {limit:g} x {peer}'s in every round, on "
+                f"every data set, per core and whole machine, at equal test AUC (within {AUC_TOLERANCE})", judge)
+
+
+#: The CPU benchmark's goal, one rule per pair of :data:`GOALS`.
+GOAL = Goal(
+    statement="; ".join(f"{a} / {b} time <= {v:g} in every round" for (a, b), v in GOALS.items())
+              + f", at equal test AUC (within {AUC_TOLERANCE}), on every data set, per core and whole machine",
+    rules=tuple(_pair_rule(a, b, v) for (a, b), v in GOALS.items()),
+    history=(("2026-11-30", "dtlab exact / XGBoost exact time <= 0.33 and dtlab hist / LightGBM <= 1.2 (synthetic "
+                            "rows, whole machine, median)", "first set with the benchmark (f35e506)"),
+             ("2026-12-01", "<= 0.25 and <= 1.0 in every round, at equal test AUC, on every data set and mode",
+              "issue #20's limits, judged over the whole spread (36937f1)")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..experiments.goals import Goal, Rule, contender_spreads
 from ..experiments.registry import RunContext, register_benchmark
 from ..experiments.timing import MIN_RUNS, load_average
 from . import dask_plots
@@ -38,7 +39,29 @@ def goal(vs_peers: dict[str, Any]) -> dict[str, Any] | None:
             "met": max(ours["seconds"]) <= min(runs[peer]["seconds"]) and abs(diff) <= AUC_TOLERANCE}
 
 
-@register_benchmark("boosting_dask", technique="boosting",
+def _judge(results: dict[str, Any]) -> tuple[bool, str] | None:
+    g = goal(results["vs_peers"])
+    if g is None:
+        return None
+    return g["met"], (f"slowest dtlab hist run {g['dtlab_max']:.2f} s against {g['peer']}'s fastest "
+                      f"{g['peer_min']:.2f} s; AUC difference {g['auc_difference']:+.4f}")
+
+
+GOAL = Goal(
+    statement=f"dtlab hist's time at most the faster peer's ({', '.join(PEERS)}) over the whole spread (its slowest "
+              f"run against that peer's fastest), at equal test AUC (within {AUC_TOLERANCE})",
+    rules=(Rule("faster peer", "dtlab hist's slowest run <= the faster peer's fastest, AUC within "
+                f"{AUC_TOLERANCE}", _judge),),
+    history=(("2026-12-01", "dtlab hist's time at most the faster peer's, at equal AUC, over the whole spread",
+              "the issue's goal, first set with the benchmark (012af73)"),))
+
+
+def _spreads(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every contender's seconds of every timed run (and its AUC)."""
+    return contender_spreads(results["vs_peers"]["runs"])
+
+
+@register_benchmark("boosting_dask", technique="boosting", goal=GOAL, spreads=_spreads,
                     description="GBDT on a Dask LocalCluster (2 processes x 1 thread): dtlab hist and exact "
                                 "against xgboost.dask (hist) and lightgbm.dask, time and test AUC; time per tree "
                                 "against workers, measured (1, 2) and modelled",

@@ -102,7 +102,8 @@ def peer_captions(results: dict[str, Any]) -> dict[str, str]:
     return {"boosting_time_per_tree": f"Time per tree, {params}, every contender from the same base score "
                                       "(speedup = peer time / dtlab time, same threads both sides; median and "
                                       "range over alternating runs). " + sets
-                                      + (f". Goals: {goal_text}" if goal_text else "")
+                                      + (f". Goals: {goal_text} (in this run; over every run on this code: Goals "
+                                         "above)" if goal_text else "")
                                       + (f". dtlab exact vs XGBoost exact: {agree}" if agree else "")
                                       + (f". Load average before the run: {load[0]}" if load else "") + "."}
 

@@ -2,8 +2,10 @@
 
 ``python -m dtlab figures | bench`` rewrite the part of ``README.md`` between
 :data:`BEGIN` and :data:`END` (``python -m dtlab readme`` does it alone): every
-figure with its caption, the benchmarks without a figure, and a table of every
-speed ratio with its threads.  Captions come from each producer's
+figure with its caption, the benchmarks without a figure, each goal's verdict
+over every run recorded on the latest code (:func:`goal_lines`), and a table of
+every speed ratio with its threads.  Entries measured on a tree with
+uncommitted changes are marked dirty.  Captions come from each producer's
 ``captions(results)`` function (registered with it, written in
 ``dtlab/<slug>/plots.py``), so every number in them is read from the results,
 not typed in.  Regenerating from the committed results gives the committed
@@ -19,6 +21,8 @@ from typing import Any
 
 from ..plotting.text import MODE_WORDS, speedup_spread
 from .catalog import TECHNIQUES, TOUR, load_all
+from .goals import best_round, verdict_on_code, worst_round
+from .history import DIRTY, runs_on_latest_code
 from .registry import BENCHMARKS, FIGURES, Producer
 
 BEGIN = "<!-- results:begin -->"
@@ -53,6 +57,79 @@ _CASE = {"case": str, "dataset": str, "batch_rows": lambda v: f"{v} rows per cal
          "n_samples": lambda v: f"{v:,} rows", "n_rows": lambda v: f"{v:,} rows"}
 
 
+def _is_dirty(entry: dict[str, Any]) -> bool:
+    return str(entry.get("run", {}).get("commit") or "").endswith(DIRTY)
+
+
+def _code(code: str | None) -> str:
+    return "unknown" if not code else code[:7] + (DIRTY if code.endswith(DIRTY) else "")
+
+
+def _spread_words(spreads: list[dict[str, Any]]) -> str:
+    """Each contender's median and [min-max] seconds; per peer, the lowest and highest round of its comparisons."""
+    parts = []
+    for s in spreads:
+        if s.get("seconds"):
+            sec = sorted(s["seconds"])
+            parts.append(f"{s['contender']} {sec[len(sec) // 2]:.3g} s [{sec[0]:.3g}-{sec[-1]:.3g}]")
+    peers: dict[str, list[float]] = {}
+    for c in spreads:
+        if "speedup" in c:
+            lo, hi, n = peers.get(c["peer"], [float("inf"), 0.0, 0])
+            peers[c["peer"]] = [min(lo, worst_round(c)), max(hi, best_round(c)), n + 1]
+    parts += [f"vs {peer} {lo:.3g}-{hi:.3g}x over {n} comparison(s)" for peer, (lo, hi, n) in peers.items()]
+    return "; ".join(parts) or "no spreads recorded"
+
+
+def _run_words(run: dict[str, Any], rules: list[str]) -> str:
+    date = (run.get("date") or "?")[:16].replace("T", " ")
+    load = run.get("load_average") or {}
+    machine = run.get("machine") or {}
+    facts = [f"commit {run.get('commit')}" + (" **dirty**" if str(run.get("commit")).endswith(DIRTY) else "")]
+    if machine:
+        gpu = "CUDA" if machine.get("cuda_available") else "no GPU"
+        facts.append(f"{machine.get('cpu_workers', '?')} cores, {gpu}")
+    if load.get("start") is not None:
+        facts.append(f"load {load['start']}-{load.get('end')}")
+    verdict = run.get("verdict") or {}
+    judged = "; ".join(f"*{r}* " + {True: "met", False: "**missed**", None: "not judged"}[verdict[r]["met"]]
+                       + f" ({verdict[r]['detail']})" for r in rules if r in verdict)
+    return f"{date} UTC ({', '.join(facts)}): {_spread_words(run.get('spreads', []))}" + (
+        f" -- {judged}" if judged else "")
+
+
+def goal_lines(name: str, producer: Producer, entry: dict[str, Any]) -> list[str]:
+    """The goal of one entry: its wording, each rule's verdict over the runs on the latest code, those runs,
+    the earlier codes in brief, and the wording's history."""
+    goal, history = getattr(producer, "goal", None), entry.get("history", [])
+    latest = runs_on_latest_code(history)
+    if goal is None or not latest:
+        return []
+    rules = [r.name for r in goal.rules]
+    commits = ", ".join(dict.fromkeys(str(r.get("commit")) for r in latest))
+    out = [f"- **{name}**: {goal.statement}.",
+           f"  - on its latest code `{_code(latest[-1].get('code'))}` (commits {commits}), {len(latest)} run(s):"]
+    for rule in goal.rules:
+        v = verdict_on_code(latest, rule.name)
+        word = {True: "**met**", False: "**missed**", None: "not judged"}[v["met"]]
+        counts = f"met in {v['met_runs']} of {v['runs']} run(s)" + (
+            f", {v['unjudged']} not judged" if v["unjudged"] else "")
+        out.append(f"    - *{rule.name}* ({rule.statement}): {word} on this code ({counts})")
+    out += [f"    - run {_run_words(run, rules)}" for run in latest]
+    earlier = [h for h in history if h not in latest]
+    if earlier:
+        codes = {h.get("code") for h in earlier}
+        counts = []
+        for r in rules:
+            v = verdict_on_code(earlier, r)
+            counts.append(f"*{r}* met in {v['met_runs']}, missed in {v['missed_runs']}"
+                          + (f", not judged in {v['unjudged']}" if v["unjudged"] else ""))
+        out.append(f"  - earlier: {len(earlier)} run(s) on {len(codes)} other code(s): " + "; ".join(counts))
+    if goal.history:
+        out.append("  - the goal's wording: " + "; ".join(f"{d}: \"{w}\" ({why})" for d, w, why in goal.history))
+    return out
+
+
 def _speed_rows(name: str, comparisons: list[dict[str, Any]]) -> list[str]:
     rows = []
     for e in comparisons:
@@ -65,12 +142,16 @@ def _speed_rows(name: str, comparisons: list[dict[str, Any]]) -> list[str]:
 
 def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
     """Markdown of the figures, captions and speed ratios recorded in ``results`` (one results.json)."""
-    figure_rows, text_rows, speed_rows = [], [], []
+    figure_rows, text_rows, speed_rows, goal_rows = [], [], [], []
     for section, producer in _producers():
         entry = results.get(section, {}).get(producer.name)
-        if not entry or entry.get("status") != "ok":
+        if not entry:
+            continue
+        goal_rows += goal_lines(producer.name, producer, entry)
+        if entry.get("status") != "ok":
             continue
         res = entry["results"]
+        dirty = f"(**dirty**: measured on {entry['run']['commit']}) " if _is_dirty(entry) else ""
         try:
             captions = producer.captions(res) if producer.captions else {}
         except KeyError as missing:  # recorded by an older version of the producer: say so, never guess
@@ -83,11 +164,12 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
         stems = [Path(f).with_suffix("").as_posix() for f in entry.get("figures", []) if f.endswith(".png")]
         for stem in stems:
             caption = captions.get(Path(stem).name, producer.description)
-            figure_rows.append(f"| ![{Path(stem).name}]({figures_prefix}/{stem}.png) | {caption} |")
+            figure_rows.append(f"| ![{Path(stem).name}]({figures_prefix}/{stem}.png) | {dirty}{caption} |")
         for key, caption in captions.items():
             if key not in {Path(s).name for s in stems}:
-                text_rows.append(f"- **{key}**: {caption}")
-        speed_rows += _speed_rows(producer.name, res.get("comparisons", []) if isinstance(res, dict) else [])
+                text_rows.append(f"- **{key}**: {dirty}{caption}")
+        speed_rows += _speed_rows(producer.name + (" (**dirty**)" if dirty else ""),
+                                  res.get("comparisons", []) if isinstance(res, dict) else [])
     provenance = {f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
                   for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
                   if "run" in entry}
@@ -96,6 +178,19 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
     out = [f"{'Latest run of each section' if several else 'Measured by'}: {_run_line(results)}."]
     if several:
         out.append(f"Entries come from several runs (commit, date): {', '.join(sorted(provenance))}.")
+    dirty = sorted(f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
+                   for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
+                   if _is_dirty(entry))
+    if dirty:
+        out.append(f"**dirty** (measured on a tree with uncommitted changes under `dtlab/`: the code they measured "
+                   f"is in no commit): {', '.join(dirty)}.")
+    if goal_rows:
+        out += ["", "Goals: a goal is met on a code (the git tree of `dtlab/` at the measured commit; commits that "
+                    "change nothing in `dtlab/` share it) only when every run recorded on that code meets it, so a "
+                    "rerun never replaces a miss. Per benchmark with a goal: each rule's verdict over the runs on its "
+                    "latest code, each of those runs (date, spreads: seconds as median [min-max], speedups as the "
+                    "lowest-highest round per peer) with its own verdict, then the earlier runs in brief.",
+                "", *goal_rows]
     if figure_rows:
         out += ["", "| figure | what it shows (numbers read from results.json) |", "|---|---|", *figure_rows]
     if text_rows:

@@ -10,7 +10,10 @@ A producer is ``fn(ctx: RunContext) -> dict``: it makes its figures with
 measured numbers (JSON-ready) that go into ``results.json`` under its name.
 Its name, its figure files and its ``technique`` all carry the technique's
 slug (``<slug>`` or ``<slug>_<what>``).  Its optional ``captions`` function
-turns those numbers into the README caption of each figure.
+turns those numbers into the README caption of each figure; its optional
+``goal`` (:class:`~dtlab.experiments.goals.Goal`) judges every run, and
+``spreads(results)`` picks what each run keeps in the entry's history
+(default: its ``comparisons``).
 
 This module imports no producer: it is the leaf every experiments module
 imports, so no import cycle runs through it.
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..plotting.axes import savefig
+from .goals import Goal, comparison_spreads
 
 SCALES = ("small", "paper")
 
@@ -74,6 +78,8 @@ class Producer:
     technique: str
     description: str
     captions: Callable[[dict], dict[str, str]] | None = None
+    goal: Goal | None = None
+    spreads: Callable[[dict], list[dict]] = comparison_spreads
 
 
 FIGURES: dict[str, Producer] = {}
@@ -84,26 +90,28 @@ def _has_slug(name: str, technique: str) -> bool:
     return name == technique or name.startswith(technique + "_")
 
 
-def _register(table: dict[str, Producer], name: str, technique: str, description: str,
-              captions: Callable[[dict], dict[str, str]] | None):
+def _register(table: dict[str, Producer], name: str, technique: str, description: str, **options: Any):
     def decorator(fn: Callable[[RunContext], dict]):
         if name in table:
             raise ValueError(f"{name!r} is registered twice")
         if not _has_slug(name, technique):
             raise ValueError(f"producer {name!r} of technique {technique!r} must be named {technique}_<what>")
-        table[name] = Producer(name, fn, technique, description, captions)
+        table[name] = Producer(name, fn, technique, description,
+                               **{k: v for k, v in options.items() if v is not None})
         return fn
 
     return decorator
 
 
 def register_figure(name: str, *, technique: str, description: str,
-                    captions: Callable[[dict], dict[str, str]] | None = None):
+                    captions: Callable[[dict], dict[str, str]] | None = None, goal: Goal | None = None,
+                    spreads: Callable[[dict], list[dict]] | None = None):
     """Decorator: register ``fn(ctx) -> dict`` as the producer of figure(s) ``name``."""
-    return _register(FIGURES, name, technique, description, captions)
+    return _register(FIGURES, name, technique, description, captions=captions, goal=goal, spreads=spreads)
 
 
 def register_benchmark(name: str, *, technique: str, description: str,
-                       captions: Callable[[dict], dict[str, str]] | None = None):
+                       captions: Callable[[dict], dict[str, str]] | None = None, goal: Goal | None = None,
+                       spreads: Callable[[dict], list[dict]] | None = None):
     """Decorator: register ``fn(ctx) -> dict`` as benchmark ``name`` (compares with peers, reports ratios)."""
-    return _register(BENCHMARKS, name, technique, description, captions)
+    return _register(BENCHMARKS, name, technique, description, captions=captions, goal=goal, spreads=spreads)

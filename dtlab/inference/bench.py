@@ -8,8 +8,12 @@ the compiled engines TL2cgen and lleaves.  Every contender's predictions are
 checked against dtlab's first.  Contenders alternate (at least
 :data:`~dtlab.experiments.timing.MIN_RUNS` rounds), per core (one thread each)
 and whole machine (every core each); each comparison keeps the spread of the
-ratio over the rounds.  "dtlab" in a comparison is dtlab's best CPU method
-(the lowest median) of that case and mode.
+ratio over the rounds.  "dtlab" in a comparison is ``Forest.predict(X,
+method="auto")`` as a user gets it: called once untimed first (the call that
+measures the forest's shape and caches its choice, :mod:`dtlab.inference.auto`),
+then timed against the peers; the comparison records the method auto chose.
+No method is picked from the timed rounds.  The goal (:data:`GOAL`) is judged
+by two rules, each on the worst round.
 """
 
 from __future__ import annotations
@@ -20,15 +24,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..backend import cpu_cores
+from ..experiments.goals import Goal, Rule, worst_round
 from ..experiments.timing import MIN_RUNS, comparison, machine_threads, numba_threads, paired_latencies, paired_times
+from . import auto
+from ._cpu import PARALLEL_MIN_TREE_ROWS
 from .forest import Forest
 from .peers import Contender, peer_contenders, scratch_dir
 
 CPU_METHODS = ("traversal", "bitmask", "quickscorer")
-#: A dtlab method joins the full-size timing if, on a 2% screening slice, it runs at least this share of the
-#: fastest method's speed (bitmask and QuickScorer evaluate every node or every false test: much slower
-#: on deep trees).
-SCREEN_SHARE = 0.5
+#: The timed dtlab contender: ``Forest.predict(X, method="auto")``.
+AUTO = "dtlab auto"
 
 
 def train_model(kind: str, n_train: int, n_features: int, seed: int, *, n_trees: int, depth: int | None = None,
@@ -74,13 +79,25 @@ def check_predictions(reference: np.ndarray, contender: Contender, X: np.ndarray
     return float(np.max(np.abs(got - reference))) if len(got) else 0.0
 
 
-def _screen(contenders: list[Contender], X: np.ndarray, threads: int) -> list[Contender]:
-    """dtlab's methods within :data:`SCREEN_SHARE` of the fastest on a 2% slice (one untimed call first)."""
-    part = X[: max(X.shape[0] // 50, 64)]
-    seconds = [statistics.median(t) for t in paired_times([lambda c=c: c.predict(part, threads)
-                                                            for c in contenders], repeats=3)]
-    best = min(seconds)
-    return [c for c, s in zip(contenders, seconds) if best >= SCREEN_SHARE * s]
+def auto_contender(forest: Forest) -> Contender:
+    """``forest.predict(X, method="auto")``, the call a user makes; the threads are numba's, set around it."""
+    return Contender(AUTO, lambda X, t: forest.predict(X, method="auto"))
+
+
+def auto_choice(forest: Forest, X: np.ndarray) -> str:
+    """Call ``forest.predict(X, method="auto")`` once, untimed, as a user's first call, and return its choice.
+
+    That first call measures the forest's shape and caches the method
+    (:func:`dtlab.inference.auto.choose`: per shape, dtype and numba threads;
+    a batch small enough for the serial kernels is measured on one thread and
+    kept by the forest); every later call of this size and thread count runs it.
+    """
+    forest.predict(X, method="auto")
+    dtype = forest.prepare(X[:1]).dtype
+    serving = forest._serving_method.get(dtype.char)  # the small-batch path's choice, where it ran
+    if serving is not None and X.shape[0] * forest.n_trees < PARALLEL_MIN_TREE_ROWS:
+        return serving
+    return auto.choose(forest, dtype)  # cached by the call above: read, not measured again
 
 
 def compare_case(case: str, kind: str, model: Any, X: np.ndarray, *, repeats: int = MIN_RUNS,
@@ -91,7 +108,7 @@ def compare_case(case: str, kind: str, model: Any, X: np.ndarray, *, repeats: in
     -------
     dict: ``case, kind, n_rows, n_trees, max_depth, compile_seconds`` ({peer: s}), ``skipped`` ({peer:
     why}), ``max_abs_difference`` ({contender: largest |score - dtlab's|}), ``modes`` ({mode: {"threads",
-    "seconds" ({contender: median}), "tree_rows_per_second", "best_method"}}), ``comparisons``
+    "seconds" ({contender: median}), "tree_rows_per_second", "auto_method"}}), ``comparisons``
     """
     forest = Forest(model)
     n, k = X.shape[0], forest.n_trees
@@ -104,7 +121,7 @@ def compare_case(case: str, kind: str, model: Any, X: np.ndarray, *, repeats: in
 
         peers = peer_contenders(kind, model, X, tuple(sorted(set(threads_of.values()))), Path(tmp), skipped)
         try:
-            ours = dtlab_contenders(forest)
+            ours = dtlab_contenders(forest)  # every method checked (untimed); only auto's call is timed
             reference = ours[0].scores(X, 1)
             check_rows = X[:5_000]
             out["max_abs_difference"] = {c.name: check_predictions(reference[:5_000], c, check_rows, 1, k)
@@ -112,21 +129,20 @@ def compare_case(case: str, kind: str, model: Any, X: np.ndarray, *, repeats: in
             out["max_abs_difference"].update({c.name: check_predictions(reference, c, X, 1, k) for c in peers})
             out["compile_seconds"] = {c.name: c.compile_seconds for c in peers if c.compile_seconds is not None}
             out["skipped"] = skipped
+            mine = auto_contender(forest)
             for mode in modes:
                 threads = threads_of[mode]
                 with numba_threads(threads):
-                    mine = _screen(ours, X, threads)
-                    everyone = mine + peers
+                    chosen = auto_choice(forest, X)  # made before the timed rounds, as a user's first call
+                    everyone = [mine, *peers]
                     times = paired_times([lambda c=c, t=threads: c.predict(X, t) for c in everyone], repeats=repeats)
                 medians = {c.name: statistics.median(t) for c, t in zip(everyone, times)}
-                best = min(mine, key=lambda c: medians[c.name])
-                best_times = times[everyone.index(best)]
-                out["modes"][mode] = {"threads": threads, "seconds": medians, "best_method": best.name,
+                out["modes"][mode] = {"threads": threads, "seconds": medians, "auto_method": chosen,
                                       "tree_rows_per_second": {c: n * k / s for c, s in medians.items()}}
-                for peer, t in zip(peers, times[len(mine):]):
+                for peer, t in zip(peers, times[1:]):
                     out["comparisons"].append(comparison(
-                        peer.name, mode, None, None, threads, threads, dtlab_times=best_times, peer_times=t,
-                        case=case, method=best.name.removeprefix("dtlab "), n_rows=int(n), n_trees=int(k),
+                        peer.name, mode, None, None, threads, threads, dtlab_times=times[0], peer_times=t,
+                        case=case, method="auto", auto_choice=chosen, n_rows=int(n), n_trees=int(k),
                         max_depth=int(forest.max_depth)))
         finally:
             for c in peers:
@@ -136,8 +152,6 @@ def compare_case(case: str, kind: str, model: Any, X: np.ndarray, *, repeats: in
 
 #: The serving case: rows per call.
 BATCHES = (1, 4, 16, 64)
-#: dtlab methods timed per call (bitmask evaluates every node: not a serving method).
-LATENCY_METHODS = ("traversal", "quickscorer")
 
 
 def latency_case(case: str, kind: str, model: Any, X: np.ndarray, *, batches: Sequence[int] = BATCHES,
@@ -150,44 +164,46 @@ def latency_case(case: str, kind: str, model: Any, X: np.ndarray, *, batches: Se
     Returns
     -------
     dict: ``case, kind, n_trees, max_depth, batches`` ({rows: {mode: {contender: {"p50", "p99"}}}}),
-    ``comparisons``
+    ``auto_method`` ({rows: {mode: method auto chose}}), ``comparisons``
     """
     forest = Forest(model)
     k = forest.n_trees
     threads_of = {"per_core": 1, "whole_machine": machine_threads()}
     skipped: dict[str, str] = {}
     out: dict[str, Any] = {"case": case, "kind": kind, "n_trees": int(k), "max_depth": int(forest.max_depth),
-                           "batches": {}, "comparisons": []}
+                           "batches": {}, "auto_method": {}, "comparisons": []}
     with scratch_dir() as tmp:
         from pathlib import Path
 
         peers = [c for c in peer_contenders(kind, model, X, tuple(sorted(set(threads_of.values()))), Path(tmp),
                                             skipped) if not c.name.startswith("lleaves")]
         try:
-            ours = dtlab_contenders(forest, LATENCY_METHODS)
+            ours = dtlab_contenders(forest)  # every method checked (untimed); only auto's call is timed
             reference = ours[0].scores(X[:256], 1)
             for c in ours[1:] + peers:
                 check_predictions(reference, c, X[:256], 1, k)
             out["compile_seconds"] = {c.name: c.compile_seconds for c in peers if c.compile_seconds is not None}
+            mine = auto_contender(forest)
             for rows in batches:
                 batch = np.ascontiguousarray(X[:rows])
-                per_mode = {}
+                per_mode, chosen_of = {}, {}
                 for mode, threads in threads_of.items():
-                    everyone = ours + peers
+                    everyone = [mine, *peers]
                     with numba_threads(threads):
+                        chosen = chosen_of[mode] = auto_choice(forest, batch)  # before the timed rounds
                         runs = paired_latencies([lambda c=c, b=batch, t=threads: c.predict(b, t) for c in everyone],
                                                 calls=calls, rounds=rounds)
                     pct = {c.name: {q: [float(np.percentile(r, int(q[1:]))) for r in rr] for q in ("p50", "p99")}
                            for c, rr in zip(everyone, runs)}
                     per_mode[mode] = {name: {q: statistics.median(v) for q, v in s.items()} for name, s in pct.items()}
                     for q in ("p50", "p99"):
-                        best = min(ours, key=lambda c: statistics.median(pct[c.name][q]))
                         for peer in peers:
                             out["comparisons"].append(comparison(
-                                peer.name, mode, None, None, threads, threads, dtlab_times=pct[best.name][q],
+                                peer.name, mode, None, None, threads, threads, dtlab_times=pct[AUTO][q],
                                 peer_times=pct[peer.name][q], case=case, batch_rows=int(rows), statistic=q,
-                                method=best.name.removeprefix("dtlab "), n_trees=int(k)))
+                                method="auto", auto_choice=chosen, n_trees=int(k)))
                 out["batches"][str(rows)] = per_mode
+                out["auto_method"][str(rows)] = chosen_of
         finally:
             for c in peers:
                 c.close()
@@ -198,8 +214,62 @@ def goal_summary(comparisons: list[dict[str, Any]]) -> dict[str, Any]:
     """dtlab ahead of every peer over the whole spread? The worst round per peer, and the misses."""
     worst: dict[str, float] = {}
     for c in comparisons:
-        worst[c["peer"]] = min(worst.get(c["peer"], np.inf), c["speedup_spread"][0])
-    misses = [{k: c[k] for k in ("case", "peer", "mode", "speedup", "speedup_spread", "method", "batch_rows",
-                                 "statistic") if k in c}
-              for c in comparisons if c["speedup_spread"][0] <= 1.0]
+        worst[c["peer"]] = min(worst.get(c["peer"], np.inf), worst_round(c))
+    misses = [{k: c[k] for k in ("case", "peer", "mode", "speedup", "speedup_spread", "method", "auto_choice",
+                                 "batch_rows", "statistic") if k in c}
+              for c in comparisons if worst_round(c) <= 1.0]
     return {"worst_round_speedup": worst, "goal_met": not misses, "misses": misses}
+
+
+#: The original goal's ratios: dtlab at least this many times as fast as the peer whose name starts so.
+RATIOS = {"XGBoost": 1.5, "scikit-learn": 3.0}
+
+
+def _ratios(results: dict[str, Any]) -> tuple[bool, str] | None:
+    """>= 1.5x XGBoost inplace_predict and >= 3x scikit-learn, each on the worst round of every comparison."""
+    worst: dict[str, dict[str, Any]] = {}
+    for c in results["comparisons"]:
+        for prefix in RATIOS:
+            if c["peer"].startswith(prefix) and (prefix not in worst or worst_round(c) < worst_round(worst[prefix])):
+                worst[prefix] = c
+    if not worst:
+        return None
+    words = [f"worst round {worst_round(c):.2f}x {c['peer']} ({c.get('case', '?')}, {c['mode'].replace('_', ' ')}"
+             + (f", {c['batch_rows']} rows {c['statistic']}" if "batch_rows" in c else "") + f"; goal {RATIOS[p]:g}x)"
+             for p, c in worst.items()]
+    return all(worst_round(c) >= RATIOS[p] for p, c in worst.items()), "; ".join(words) + _medians_only(results)
+
+
+def _every_peer(results: dict[str, Any]) -> tuple[bool, str] | None:
+    """Ahead of every peer in every round (worst round above 1x), per core and whole machine."""
+    if not results["comparisons"]:
+        return None
+    summary = goal_summary(results["comparisons"])
+    worst = ", ".join(f"{p} {w:.2f}x" for p, w in sorted(summary["worst_round_speedup"].items(), key=lambda i: i[1]))
+    return summary["goal_met"], (f"worst round per peer: {worst}" + (
+        f"; at or below 1x in {len(summary['misses'])} of {len(results['comparisons'])} comparisons"
+        if summary["misses"] else "") + _medians_only(results))
+
+
+def _medians_only(results: dict[str, Any]) -> str:
+    """A note where a run recorded medians only (before the spreads): its verdict reads the medians."""
+    return ("" if all("speedup_spread" in c for c in results["comparisons"])
+            else "; judged on medians: this run recorded no spread")
+
+
+#: The inference benchmarks' goal: the issue's ratios and the every-peer rule, judged apart.
+GOAL = Goal(
+    statement="dtlab's Forest.predict (method='auto', its choice made before the timed rounds) at least 1.5x XGBoost "
+              "inplace_predict and 3x scikit-learn, and ahead of every peer, in every round (the worst round "
+              "judges), per core and whole machine, with the same predictions",
+    rules=(Rule("ratios", ">= 1.5x XGBoost inplace_predict and >= 3x scikit-learn on the worst round", _ratios),
+           Rule("every peer", "ahead of every peer (above 1x) in every round", _every_peer)),
+    history=(("2026-11-30", "best dtlab CPU method >= 1.5x XGBoost inplace_predict and >= 3x scikit-learn predict, "
+                            "per core and whole machine (judged on the median ratio)",
+              "the issue's goal, first set (486631b)"),
+             ("2026-12-01", "dtlab's best CPU method ahead of every peer in every round, per core and whole machine, "
+                            "same predictions",
+              "replaced the ratios when TL2cgen and lleaves joined (4d31477); the change was not stated"),
+             ("2026-12-04", "both: the ratios (judged on the worst round) and ahead of every peer in every round, "
+                            "each judged apart; dtlab is Forest.predict(method='auto') chosen before the timed rounds",
+              "an audit found the silent change and a best-of-three dtlab picked from the timed rounds")))

@@ -18,7 +18,7 @@ from ..backend import cpu_cores
 from ..experiments.registry import RunContext, register_benchmark, register_figure
 from ..experiments.timing import load_average, machine_threads, numba_threads, paired_times
 from ..trees.synthetic import random_grid_tree
-from .bench import CPU_METHODS
+from .bench import CPU_METHODS, GOAL
 from .forest import Forest
 from .patent import patent_example
 from .plots import benchmark_captions, figure_captions
@@ -147,8 +147,9 @@ def run_cases(cases: dict, size: dict, *, repeats: int = 5, seed: int = 0, laten
 
     Returns
     -------
-    dict: ``cases`` ({name: case result}), ``comparisons`` (all cases'), ``n_rows``, ``n_features``, and the
-    goal's summary (:func:`~dtlab.inference.bench.goal_summary`)
+    dict: ``cases`` ({name: case result}), ``comparisons`` (all cases'), ``n_rows``, ``n_features``, the
+    every-peer summary (:func:`~dtlab.inference.bench.goal_summary`) and ``verdicts`` (each rule of
+    :data:`~dtlab.inference.bench.GOAL` on this run)
     """
     from .bench import compare_case, goal_summary, latency_case, train_model
 
@@ -162,7 +163,8 @@ def run_cases(cases: dict, size: dict, *, repeats: int = 5, seed: int = 0, laten
                   else compare_case(name, kind, model, X, repeats=repeats))
         out["cases"][name] = result
         out["comparisons"] += result["comparisons"]
-    return {**out, **goal_summary(out["comparisons"])}
+    out.update(goal_summary(out["comparisons"]))
+    return {**out, "verdicts": GOAL.judge(out)}
 
 
 # ------------------------------------------------------------------ producers
@@ -193,19 +195,16 @@ def _shapes_figure(ctx: RunContext) -> dict:
             "load_average_before": load_before, "load_average_after": load_average()}
 
 
-GOAL = "dtlab's best CPU method ahead of every peer in every round, per core and whole machine, same predictions"
-
-
 def _bench(ctx: RunContext, figure: str, cases: dict, size: dict, plot, latency: bool = False) -> dict:
     load_before = load_average()
     result = run_cases(cases, size, repeats=ctx.pick(5, 7), seed=ctx.seed, latency=latency)
-    result.update(figure=figure, cores=cpu_cores(), goal=GOAL, load_average_before=load_before,
+    result.update(figure=figure, cores=cpu_cores(), goal=GOAL.statement, load_average_before=load_before,
                   load_average_after=load_average())
     ctx.savefig(plot(result), figure)
     return result
 
 
-@register_benchmark("inference_vs_peers", technique="inference", captions=benchmark_captions,
+@register_benchmark("inference_vs_peers", technique="inference", captions=benchmark_captions, goal=GOAL,
                     description="100 trees of depth 6 and 8 on 28 features: Forest.predict vs XGBoost "
                                 "inplace_predict, LightGBM predict, scikit-learn random forest, TL2cgen and "
                                 "lleaves (same models, same predictions)")
@@ -215,7 +214,7 @@ def _benchmark(ctx: RunContext) -> dict:
     return _bench(ctx, "inference_benchmark", STANDARD_CASES, BENCH[ctx.scale], plot_benchmark)
 
 
-@register_benchmark("inference_large", technique="inference", captions=benchmark_captions,
+@register_benchmark("inference_large", technique="inference", captions=benchmark_captions, goal=GOAL,
                     description="Layouts past the L2 cache: 500 trees of depth 10 (XGBoost, LightGBM) and "
                                 "LightGBM trees of 1,023 leaves: Forest.predict vs the libraries, TL2cgen, lleaves")
 def _large_benchmark(ctx: RunContext) -> dict:
@@ -224,7 +223,7 @@ def _large_benchmark(ctx: RunContext) -> dict:
     return _bench(ctx, "inference_large", LARGE_CASES, LARGE[ctx.scale], plot_benchmark)
 
 
-@register_benchmark("inference_latency", technique="inference", captions=benchmark_captions,
+@register_benchmark("inference_latency", technique="inference", captions=benchmark_captions, goal=GOAL,
                     description="Serving: p50 and p99 seconds per call of 1-64 rows, depth-8 XGBoost and "
                                 "LightGBM models: Forest.predict vs XGBoost, LightGBM and TL2cgen")
 def _latency_benchmark(ctx: RunContext) -> dict:

@@ -107,6 +107,8 @@ def plot_phases(rows: list[dict]):
 
 def _contender_color(name: str, k: int) -> Any:
     method = name.removeprefix("dtlab ")
+    if method == "auto":  # Forest.predict(method="auto"): whichever method it chose
+        return "tab:purple"
     return METHOD_STYLE[method]["color"] if method in METHOD_STYLE else str(0.2 + 0.15 * (k % 5))
 
 
@@ -203,17 +205,23 @@ def benchmark_captions(results: dict) -> dict[str, str]:
                                  f"{c['mode'].replace('_', ' ')}: {speedup_spread(c)}")
             lines.append(f"{name} ({_case_words(case)}): " + "; ".join(words))
         else:
-            words = [f"vs {c['peer']} {c['mode'].replace('_', ' ')}: {speedup_spread(c)} ({c['method']})"
-                     for c in mine]
+            words = [f"vs {c['peer']} {c['mode'].replace('_', ' ')}: {speedup_spread(c)} ("
+                     + (f"auto chose {c['auto_choice']}" if "auto_choice" in c else c["method"]) + ")" for c in mine]
             lines.append(f"{name} ({_case_words(case)}, {case['n_rows']:,} rows): " + "; ".join(words))
         if compiled:
             lines[-1] += f"; compile time {compiled} (dtlab: none)"
         if case.get("skipped"):
             lines[-1] += "; not run: " + "; ".join(f"{p} ({why})" for p, why in case["skipped"].items())
-    verdict = ("goal met in every round" if results.get("goal_met") else
-               f"goal missed in {len(results.get('misses', []))} comparison(s) (the worst round at or below 1x)")
+    from .bench import GOAL
+
+    verdicts = GOAL.judge(results)
+    verdict = "; ".join(f"in this run, goal rule '{rule.name}' ({rule.statement}): "
+                        + {True: "met", False: "missed", None: "not judged"}[verdicts[rule.name]["met"]]
+                        + f" ({verdicts[rule.name]['detail']})" for rule in GOAL.rules)
     what = "latency per call (p50, p99)" if latency else "throughput"
     key = results.get("figure", "inference_latency" if latency else "inference_benchmark")
-    return {key: (f"Inference {what}, speedup of dtlab's best CPU method over each peer (median, and the range "
-                  f"over alternating runs): " + ". ".join(lines) + f". {verdict}; load average "
-                  f"{results.get('load_average_before')}.")}
+    auto = any("auto_choice" in c for c in results["comparisons"])
+    dtlab = ("Forest.predict(method='auto') over each peer, its choice made by one untimed call before the timed "
+             "rounds" if auto else "dtlab's best CPU method (the lowest median of the timed rounds) over each peer")
+    return {key: (f"Inference {what}, speedup of {dtlab} (median, and the range over alternating runs): "
+                  + ". ".join(lines) + f". {verdict}; load average {results.get('load_average_before')}.")}

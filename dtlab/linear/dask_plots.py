@@ -50,7 +50,7 @@ def dask_ml_captions(results: dict[str, Any]) -> dict[str, str]:
                          if r.get("seconds") else
                          f"{k}: {r.get('error', 'not run')}" for k, r in entry["runs"].items())
         g = entry.get("goal")
-        verdict = "" if not g else " Goal (faster than dask-ml at equal or lower objective): " + "; ".join(
+        verdict = "" if not g else " Goal (faster than dask-ml at equal or lower objective) in this run: " + "; ".join(
             f"against {peer}: {'met' if v['met'] else 'not met'}"
             + (f" ({v['dtlab']}: slowest {v['dtlab_max']:.2f} s against its fastest {v['peer_min']:.2f} s)"
                if "dtlab" in v else f" ({v.get('why', '')})") for peer, v in g["solvers"].items()) + "."

@@ -168,7 +168,8 @@ def benchmark_captions(results: dict) -> dict[str, str]:
                     f"{entry['liblinear_n_iter']} iterations; " + "; ".join(parts) + ".")
     missed = [k for k, g in results.get("goals", {}).items() if not g["met"]]
     if results.get("goals"):
-        out["linear_goals"] = ("Goals (" + results.get("goal", "") + "): " + (
+        out["linear_goals"] = ("Goals (" + results.get("goal", "") + ") in this run (over every run on this code: "
+                               "Goals above): " + (
             "met in every round." if not missed else
             "missed for " + "; ".join(f"{k} (worst round {results['goals'][k]['worst_time_ratio']:.2f}x "
                                       f"LIBLINEAR's time)" for k in missed) + "."))

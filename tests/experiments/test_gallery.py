@@ -57,3 +57,44 @@ def test_results_of_an_older_producer_are_named_not_rendered(monkeypatch):
     text = render({"figures": {"old_thing": entry}, "runs": {}})
     assert "**old_thing**: recorded by an older version of its producer (abc1234, 2026-11-30" in text
     assert "'new_key'" in text and "| ![fig](figures/fig.png) | what it shows |" in text
+
+
+def _run(date, code, commit, met, spreads):
+    return {"date": date, "commit": commit, "code": code, "status": "ok", "spreads": spreads,
+            "machine": {"cpu_workers": 2, "cuda_available": False}, "load_average": {"start": 1.0, "end": 1.5},
+            "verdict": {"faster peer": {"met": met, "detail": "slowest against fastest"}}}
+
+
+def test_goal_verdict_counts_every_run_on_the_latest_code(monkeypatch):
+    """A miss then a pass on one code (two commits, one dtlab/ tree): missed, both runs shown with their spreads;
+    an older code's runs in brief; the goal's wording history; a dirty entry marked."""
+    from types import SimpleNamespace
+
+    from dtlab.experiments import gallery
+    from dtlab.experiments.goals import Goal, Rule
+
+    goal = Goal("hist at most the faster peer's time", (Rule("faster peer", "slowest <= fastest", None),),
+                history=(("2026-12-01", "hist at most the faster peer's time", "the issue's goal"),))
+    producer = SimpleNamespace(name="boosting_dask", captions=None, description="d", goal=goal)
+    monkeypatch.setattr(gallery, "_producers", lambda: [("benchmarks", producer)])
+    hist = [{"contender": "dtlab hist", "seconds": [2.21, 2.49, 3.56]},
+            {"contender": "lightgbm.dask", "seconds": [3.05, 3.51, 4.11]}]
+    history = [_run("2026-12-03T18:00:00+00:00", "a" * 40, "46eb1f1", False, []),
+               _run("2026-12-04T01:39:51+00:00", "b" * 40, "d85cfa1", False, hist),
+               _run("2026-12-04T01:48:41+00:00", "b" * 40, "0f9a91d", True, hist)]
+    entry = {"status": "ok", "figures": [], "results": {}, "history": history,
+             "run": {"commit": "0f9a91d", "date": "2026-12-04T01:48:41+00:00"}}
+    text = render({"benchmarks": {"boosting_dask": entry}, "runs": {}})
+    assert "on its latest code `bbbbbbb` (commits d85cfa1, 0f9a91d), 2 run(s)" in text
+    assert "*faster peer* (slowest <= fastest): **missed** on this code (met in 1 of 2 run(s))" in text
+    assert "run 2026-12-04 01:39 UTC (commit d85cfa1, 2 cores, no GPU, load 1.0-1.5): dtlab hist 2.49 s " \
+           "[2.21-3.56]; lightgbm.dask 3.51 s [3.05-4.11] -- *faster peer* **missed**" in text
+    assert "earlier: 1 run(s) on 1 other code(s): *faster peer* met in 0, missed in 1" in text
+    assert '2026-12-01: "hist at most the faster peer\'s time" (the issue\'s goal)' in text
+    assert "**dirty**" not in text
+    entry["run"]["commit"] = "0f9a91d+dirty"
+    history[-1].update(commit="0f9a91d+dirty", code="b" * 40 + "+dirty")
+    text = render({"benchmarks": {"boosting_dask": entry}, "runs": {}})
+    assert "**dirty** (measured on a tree with uncommitted changes under `dtlab/`" in text
+    assert "boosting_dask (0f9a91d+dirty, 2026-12-04)" in text
+    assert "latest code `bbbbbbb+dirty` (commits 0f9a91d+dirty), 1 run(s)" in text

@@ -73,7 +73,8 @@ def test_benchmark_at_a_tiny_size():
             "scikit-learn predict_proba"} <= peers
     for c in result["comparisons"]:
         assert c["runs"] == 5 and c["speedup_spread"][0] <= c["speedup"] <= c["speedup_spread"][1]
-        assert c["mode"] in ("per_core", "whole_machine") and c["method"] in E.CPU_METHODS
+        assert c["mode"] in ("per_core", "whole_machine") and c["method"] == "auto"
+        assert c["auto_choice"] in E.CPU_METHODS  # Forest.predict(method="auto")'s choice, made before timing
     light = result["cases"]["lightgbm 9 leaves"]
     assert light["compile_seconds"]["TL2cgen predict (gcc)"] > 0
     lleaves = "lleaves predict (LLVM)"
@@ -86,6 +87,7 @@ def test_benchmark_at_a_tiny_size():
         assert lleaves in light["max_abs_difference"] and lleaves in peers
     assert all(d <= 1e-5 for case in result["cases"].values() for d in case["max_abs_difference"].values())
     assert result["goal_met"] == (not result["misses"])
+    assert result["verdicts"]["every peer"]["met"] == result["goal_met"] and "ratios" in result["verdicts"]
     caption = P.benchmark_captions({**result, "figure": "inference_large"})["inference_large"]
     assert "TL2cgen" in caption and "over 5 runs" in caption and "9 leaves" in caption
     assert len(P.plot_benchmark(result).axes) == 2
@@ -133,7 +135,7 @@ def test_latency_at_a_tiny_size():
     result = E.run_cases(cases, TINY, repeats=5, latency=True)
     batches = result["cases"]["xgboost depth 3"]["batches"]
     assert set(batches) == {"1", "4", "16", "64"}
-    timings = batches["1"]["per_core"]["dtlab traversal"]
+    timings = batches["1"]["per_core"]["dtlab auto"]
     assert 0 < timings["p50"] <= timings["p99"]
     stats = {(c["batch_rows"], c["statistic"], c["mode"]) for c in result["comparisons"]}
     assert (64, "p99", "whole_machine") in stats and (1, "p50", "per_core") in stats
