@@ -26,17 +26,18 @@ PEERS = ("xgboost.dask hist", "lightgbm.dask")
 
 
 def goal(vs_peers: dict[str, Any]) -> dict[str, Any] | None:
-    """The issue's goal over the whole spread: dtlab hist's slowest run against the faster peer's fastest."""
+    """The issue's goal over the whole spread: dtlab hist's slowest run against the fastest run of any peer (the
+    peer of that run is ``peer``), at an AUC within :data:`AUC_TOLERANCE` of every peer's."""
     runs = vs_peers["runs"]
     peers = [p for p in PEERS if p in runs]
     if "dtlab hist" not in runs or not peers:
         return None
-    peer = min(peers, key=lambda p: runs[p]["median"])
+    peer = min(peers, key=lambda p: min(runs[p]["seconds"]))
     ours = runs["dtlab hist"]
     diff = ours["auc"] - runs[peer]["auc"]
+    same_auc = all(abs(ours["auc"] - runs[p]["auc"]) <= AUC_TOLERANCE for p in peers)
     return {"peer": peer, "dtlab_max": max(ours["seconds"]), "peer_min": min(runs[peer]["seconds"]),
-            "auc_difference": diff,
-            "met": max(ours["seconds"]) <= min(runs[peer]["seconds"]) and abs(diff) <= AUC_TOLERANCE}
+            "auc_difference": diff, "met": max(ours["seconds"]) <= min(runs[peer]["seconds"]) and same_auc}
 
 
 def _judge(results: dict[str, Any]) -> tuple[bool, str] | None:
@@ -48,12 +49,15 @@ def _judge(results: dict[str, Any]) -> tuple[bool, str] | None:
 
 
 GOAL = Goal(
-    statement=f"dtlab hist's time at most the faster peer's ({', '.join(PEERS)}) over the whole spread (its slowest "
-              f"run against that peer's fastest), at equal test AUC (within {AUC_TOLERANCE})",
-    rules=(Rule("faster peer", "dtlab hist's slowest run <= the faster peer's fastest, AUC within "
-                f"{AUC_TOLERANCE}", _judge),),
+    statement=f"dtlab hist's time at most every peer's ({', '.join(PEERS)}) over the whole spread (its slowest "
+              f"run against the fastest run of any peer), at equal test AUC (within {AUC_TOLERANCE} of each)",
+    rules=(Rule("faster peer", "dtlab hist's slowest run <= the fastest run of any peer, AUC within "
+                f"{AUC_TOLERANCE} of each peer's", _judge),),
     history=(("2026-12-01", "dtlab hist's time at most the faster peer's, at equal AUC, over the whole spread",
-              "the issue's goal, first set with the benchmark (012af73)"),))
+              "the issue's goal, first set with the benchmark (012af73)"),
+             ("2026-12-04", "the fastest run of any peer, not the fastest run of the peer with the faster median",
+              "a peer with the slower median may hold the single fastest run: the old reading could call the goal "
+              "met with a peer's run ahead of dtlab's slowest")))
 
 
 def _spreads(results: dict[str, Any]) -> list[dict[str, Any]]:

@@ -87,7 +87,8 @@ def dask_captions(results: dict[str, Any]) -> dict[str, str]:
             f"median of {vs['repeats']} alternating runs: " + "; ".join(parts) + ".")
     goal = results.get("goal")
     if goal:
-        text += (f" Goal (dtlab hist at most the faster peer's time, {goal['peer']}, at equal AUC +-0.002) in this "
+        text += (f" Goal (dtlab hist's slowest run at most the fastest run of any peer, here {goal['peer']}'s, at "
+                 "equal AUC +-0.002) in this "
                  "run (the verdict over every run on this code: Goals above): "
                  f"{'met' if goal['met'] else 'not met'} (slowest dtlab hist run {goal['dtlab_max']:.2f} s against "
                  f"the peer's fastest {goal['peer_min']:.2f} s; AUC difference {goal['auc_difference']:+.4f}).")

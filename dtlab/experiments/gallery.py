@@ -33,7 +33,8 @@ def _producers() -> list[tuple[str, Producer]]:
     """Figures then benchmarks, each in catalog order (tour, then TECHNIQUES), whatever the import order was."""
     load_all()
     order = {slug: i for i, slug in enumerate((TOUR, *TECHNIQUES))}
-    rank = lambda p: order.get(p.technique, len(order))  # noqa: E731
+    # by technique, then by name: the same order whatever module a process happened to import first
+    rank = lambda p: (order.get(p.technique, len(order)), p.name)  # noqa: E731
     return ([("figures", p) for p in sorted(FIGURES.values(), key=rank)]
             + [("benchmarks", p) for p in sorted(BENCHMARKS.values(), key=rank)])
 

@@ -175,8 +175,11 @@ def latency_case(case: str, kind: str, model: Any, X: np.ndarray, *, batches: Se
     with scratch_dir() as tmp:
         from pathlib import Path
 
-        peers = [c for c in peer_contenders(kind, model, X, tuple(sorted(set(threads_of.values()))), Path(tmp),
-                                            skipped) if not c.name.startswith("lleaves")]
+        made = peer_contenders(kind, model, X, tuple(sorted(set(threads_of.values()))), Path(tmp), skipped)
+        for c in made:  # lleaves is a batch engine (its worker process gets the rows once): no latency peer
+            if c.name.startswith("lleaves"):
+                c.close()
+        peers = [c for c in made if not c.name.startswith("lleaves")]
         try:
             ours = dtlab_contenders(forest)  # every method checked (untimed); only auto's call is timed
             reference = ours[0].scores(X[:256], 1)
