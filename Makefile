@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,lab]"
+	@# the workbench (figure producers, benchmarks, peers, the notebooks' widgets) is not part of the installed
+	@# library: the venv finds it in this checkout, so that notebooks, scripts and tests import it from anywhere
+	echo "$(CURDIR)" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dtlab-workbench.pth"
 	touch $(STAMP)
 
 ## the venv, and the nbstripout git filter (.gitattributes): notebooks stay committed without outputs while
@@ -30,7 +33,7 @@ git-filter: $(STAMP)
 
 ## the main job: regenerate every registered figure, figures/results.json and the README's results section
 figures: $(STAMP)
-	MPLBACKEND=Agg $(PY) -m dtlab figures --scale $(SCALE)
+	MPLBACKEND=Agg $(PY) -m workbench figures --scale $(SCALE)
 
 ## the whole test suite, notebooks included (CUDA paths under numba's simulator); a missing peer (XGBoost,
 ## LightGBM, LIBLINEAR, Dask, pystreed, pycontree, TL2cgen, treelite, and the builds of `make peers`:
@@ -54,14 +57,14 @@ screens: $(STAMP)
 
 ## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
 lint: $(STAMP)
-	$(VENV)/bin/ruff check dtlab tests notebooks scripts
+	$(VENV)/bin/ruff check dtlab workbench tests notebooks scripts
 
 ## JupyterLab on notebooks/: loopback only, a token, --allow-root only as root, no browser where there is
 ## no display; prints the URL. LAB_PORT=8890 picks another first port.
 lab: setup
 	$(PY) scripts/lab.py
 
-## peers that cannot share .venv (dtlab/experiments/peer_env.py): liblinear-multicore installs the module name
+## peers that cannot share .venv (workbench/peer_env.py): liblinear-multicore installs the module name
 ## of liblinear-official, so its sdist is built (gcc, OpenMP) into .peers/liblinear-multicore; lleaves 1.3 needs
 ## llvmlite < 0.45 (numba needs a newer one), so it gets its own venv .peers/lleaves
 peers: $(PEERS_STAMP)
@@ -75,11 +78,11 @@ $(PEERS_STAMP): $(STAMP)
 ## benchmarks against the peers (scikit-learn, XGBoost, LightGBM, LIBLINEAR) and the NumPy reference, per core and whole machine; ratios go to
 ## figures/results.json and the README's results section; the peers of .peers/ are set up first
 bench: $(STAMP) $(PEERS_STAMP)
-	MPLBACKEND=Agg $(PY) -m dtlab bench --scale $(SCALE)
+	MPLBACKEND=Agg $(PY) -m workbench bench --scale $(SCALE)
 
 ## regenerate only the README's results section from figures/results.json (no new measurements)
 readme: $(STAMP)
-	$(PY) -m dtlab readme
+	$(PY) -m workbench readme
 
 ## on a GPU machine: real-GPU tests, every kernel measured against its H200 model, then the GPU benchmarks, under
 ## 8 minutes (no venv: that machine's python3 and its cupy, CUDA 12 or 13); fails on a machine without a GPU

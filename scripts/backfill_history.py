@@ -5,7 +5,7 @@ first) and adds to each entry that keeps a history (benchmarks, and figure produ
 run found there: distinct by the entry's own date stamp, or, for entries of before the per-entry stamps,
 by their content (dated then by their section's run, commit unknown).  Each run gets its code (the git
 tree of ``dtlab/`` at its commit), the machine of its section's run where that run is the entry's, its
-spreads and today's goal rules' verdicts (:meth:`dtlab.experiments.goals.Goal.judge`).  Producers renamed
+spreads and today's goal rules' verdicts (:meth:`workbench.goals.Goal.judge`).  Producers renamed
 to their technique's slug keep their runs under the new name (``recorded_as``: the old one).  Runs already
 in a file's history and not in git are kept; running it again changes nothing.
 
@@ -21,9 +21,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from dtlab.experiments.catalog import load_all
-from dtlab.experiments.history import code_of, history_item, keeps_history
-from dtlab.experiments.registry import BENCHMARKS, FIGURES
+from workbench.catalog import load_all
+from workbench.history import code_of, history_item, keeps_history
+from workbench.registry import BENCHMARKS, FIGURES
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("figures/results.json", "figures/paper/results.json")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real-GPU checks, for a machine with a CUDA GPU (see ../shared/GPU.md), one prepared run under 8 minutes:
 #   1. the -m gpu tests (fail fast),
-#   2. every kernel measured (CUDA events) against its H200 model (python -m dtlab.experiments.gpu_check),
+#   2. every kernel measured (CUDA events) against its H200 model (python -m workbench.gpu_check),
 #   3. the GPU benchmarks (evolution_gpu: the H200 target; boosting_gpu).
 # It uses what the machine has: its python3 with numba-cuda and its cupy (cupy-cuda12x or cupy-cuda13x: the lent H200
 # machine has 13); nothing is installed. Each step has a time limit (TESTS_S, KERNELS_S, BENCH_S seconds).
@@ -16,7 +16,7 @@ py="${PYTHON:-python3}"  # the GPU machine's python3 has numba, numba-cuda and c
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
 if [ "${DRY_RUN:-0}" = 1 ]; then
   mkdir -p "$out"
-  NUMBA_ENABLE_CUDASIM=1 timeout "${KERNELS_S:-300}" "$py" -m dtlab.experiments.gpu_check --dry-run --out "$out" \
+  NUMBA_ENABLE_CUDASIM=1 timeout "${KERNELS_S:-300}" "$py" -m workbench.gpu_check --dry-run --out "$out" \
     ${ONLY:+--only $ONLY}
   exit 0
 fi
@@ -34,8 +34,8 @@ mkdir -p "$out"
 cupy.cuda.runtime.runtimeGetVersion(), ') numba', numba.__version__, 'device cc', cuda.get_current_device().compute_capability)"
 } | tee "$out/device.txt"
 timeout "${TESTS_S:-180}" "$py" -m pytest -m gpu -x -q -p no:cacheprovider tests 2>&1 | tee "$out/gpu_tests.txt"
-timeout "${KERNELS_S:-90}" "$py" -m dtlab.experiments.gpu_check --out "$out" ${ONLY:+--only $ONLY} 2>&1 \
+timeout "${KERNELS_S:-90}" "$py" -m workbench.gpu_check --out "$out" ${ONLY:+--only $ONLY} 2>&1 \
   | tee "$out/gpu_kernels.txt"
 # the two GPU benchmarks first, by name: the whole registry (CPU peers included) would not fit the step's limit
-timeout "${BENCH_S:-180}" "$py" -m dtlab bench --gpu --only evolution_gpu --only boosting_gpu --out "$out" 2>&1 \
+timeout "${BENCH_S:-180}" "$py" -m workbench bench --gpu --only evolution_gpu --only boosting_gpu --out "$out" 2>&1 \
   | tee "$out/gpu_bench.txt"

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from dtlab.datasets import load_a9a, load_rcv1_small, load_w8a
-from dtlab.linear.peer import objective_value
+from workbench.linear.peers import objective_value
 
 CASES = {"a9a": load_a9a, "w8a": load_w8a, "rcv1_small": load_rcv1_small}
 OUT = Path(__file__).resolve().parent.parent / "tests" / "linear" / "liblinear230_reference.json"

@@ -116,7 +116,7 @@ def pytest_collection_modifyitems(config, items):
 #: The peer libraries of the comparisons (the ``dev`` extra installs them all, as does the ``peers`` extra);
 #: see the module docstring.
 PEERS = ("xgboost", "lightgbm", "liblinear", "dask", "distributed", "pystreed", "pycontree", "tl2cgen", "treelite")
-#: The peers ``make peers`` builds under ``.peers/`` (dtlab.experiments.peer_env), not importable from the venv.
+#: The peers ``make peers`` builds under ``.peers/`` (workbench.peer_env), not importable from the venv.
 BUILT_PEERS = ("liblinear-multicore", "lleaves")
 REQUIRE_PEERS = "DTLAB_REQUIRE_PEERS"
 _IMPORTORSKIP = re.compile(r"could not import '([\w.]+)'")
@@ -158,7 +158,7 @@ def _fail_when_a_peer_is_missing(report) -> None:
 def liblinear_multicore_built():
     """The folder of liblinear-multicore's ``liblinear`` package (``make peers``); skips where it is not built
     (fails under ``DTLAB_REQUIRE_PEERS=1``)."""
-    from dtlab.experiments.peer_env import liblinear_multicore_dir
+    from workbench.peer_env import liblinear_multicore_dir
 
     try:
         return liblinear_multicore_dir()
@@ -170,7 +170,7 @@ def liblinear_multicore_built():
 def lleaves_python():
     """The python of lleaves' own venv (``.peers/lleaves``, ``make peers``); skips where it is not built (fails
     under ``DTLAB_REQUIRE_PEERS=1``)."""
-    from dtlab.experiments.peer_env import peer_python
+    from workbench.peer_env import peer_python
 
     try:
         return peer_python("lleaves")

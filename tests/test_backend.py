@@ -52,7 +52,7 @@ def test_cuda_without_gpu_names_what_is_missing():
 
 
 def test_package_imports_without_cupy_or_numba_cuda():
-    code = ("import sys, dtlab, dtlab.trees, dtlab.datasets, dtlab.plotting, dtlab.widgets\n"
+    code = ("import sys, dtlab, dtlab.trees, dtlab.datasets, dtlab.plotting, workbench.widgets\n"
             "print('numba.cuda' in sys.modules, 'cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -1,13 +1,13 @@
-"""The command line: ``python -m dtlab figures | bench | readme | info``."""
+"""The command line: ``python -m workbench figures | bench | readme | info``."""
 
 import json
 
 import pytest
 
 from dtlab import __main__ as cli
-from dtlab.__main__ import main, run_producers
-from dtlab.experiments.goals import Goal, Rule
-from dtlab.experiments.registry import Producer
+from workbench.__main__ import main, run_producers
+from workbench.goals import Goal, Rule
+from workbench.registry import Producer
 
 CLEAN = {"commit": "abc1234", "code": "f" * 40, "dirty": []}
 

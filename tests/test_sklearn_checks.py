@@ -34,7 +34,7 @@ import dtlab
 fast = json.loads(sys.argv[1])
 classes = {}
 for info in pkgutil.walk_packages(dtlab.__path__, "dtlab."):
-    if info.name == "dtlab.__main__":
+    if info.name == "workbench.__main__":
         continue
     module = importlib.import_module(info.name)
     for name, cls in inspect.getmembers(module, inspect.isclass):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dtlab import widgets
+from workbench import widgets
 
 
 def test_dataset_size_slider_is_log_ladder():

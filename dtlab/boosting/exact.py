@@ -50,7 +50,7 @@ class ExactSearch:
         self.bufs = np.empty((3, n_workers, n))
         self.tmp = (np.empty((n_workers, n), np.int32), np.empty((n_workers, n), np.float32))
         #: Entries scanned (prefix sums), ranked (once per missing direction) and partitioned, over the fit:
-        #: the work counts behind :func:`dtlab.boosting.intensity.counted`.
+        #: the work counts behind :func:`workbench.boosting.intensity.counted`.
         self.work = {"scanned": 0, "ranked": 0, "partitioned": 0}
 
     def start_tree(self, g: np.ndarray, h: np.ndarray) -> None:

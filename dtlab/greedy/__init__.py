@@ -9,7 +9,7 @@
 Both grow the tree scikit-learn grows with the same parameters and
 ``random_state``; a regression tree may differ where two splits have exactly
 equal gain, which floating-point summation order decides (see
-:mod:`dtlab.greedy.compare` for the checks and :func:`~dtlab.greedy.compare.tie_report`).
+:mod:`workbench.greedy.compare` for the checks and :func:`~workbench.greedy.compare.tie_report`).
 """
 
 from .classifier import DecisionTreeClassifier

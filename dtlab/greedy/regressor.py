@@ -24,7 +24,7 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     :class:`sklearn.tree.DecisionTreeRegressor` with the same parameters and
     ``random_state``, up to the choice between splits of exactly equal gain
     (decided by floating-point summation order; see
-    :func:`dtlab.greedy.compare.tie_report`).
+    :func:`workbench.greedy.compare.tie_report`).
 
     Parameters
     ----------

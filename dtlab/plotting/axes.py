@@ -14,8 +14,18 @@ from typing import Sequence
 FIGURE_FORMATS = ("png", "svg")
 
 
+def require_matplotlib():
+    """matplotlib, or an ImportError naming the extra that installs it (drawing is not part of the base install)."""
+    try:
+        import matplotlib
+    except ImportError as err:
+        raise ImportError("drawing needs matplotlib, which the base install of dtlab leaves out: "
+                          "pip install 'dtlab[plot]' (or dtlab[lab] for JupyterLab and the notebooks)") from err
+    return matplotlib
+
+
 def _pyplot():
-    import matplotlib
+    matplotlib = require_matplotlib()
 
     if matplotlib.get_backend().lower() not in ("module://matplotlib_inline.backend_inline", "nbagg", "widget",
                                                   "ipympl", "module://ipympl.backend_nbagg"):
@@ -35,6 +45,7 @@ def _figure_class():
     pyplot figure has been made; ``_repr_png_`` draws ours without that.
     """
     if not _FIGURE_CLASS:
+        require_matplotlib()
         from matplotlib.figure import Figure
 
         class NotebookFigure(Figure):
@@ -53,7 +64,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize=(6.4, 4.2), **subplots
     """Return ``(fig, axes)`` of a new figure that pyplot does not track (see the module docstring).
 
     ``axes`` is what ``Figure.subplots(nrows, ncols, **subplots_kw)`` returns: one axes for 1 x 1.
-    Display it by ending a cell with it, with :func:`dtlab.widgets.show`, or from a widget panel;
+    Display it by ending a cell with it, with :func:`workbench.widgets.show`, or from a widget panel;
     pyplot's ``show`` does not know it.
     """
     _pyplot()  # selects a usable backend (Agg where the configured one cannot work)
@@ -72,7 +83,7 @@ def savefig(fig, name: str, out_dir: str | Path = "figures", formats: Sequence[s
     """Write ``fig`` as ``out_dir/name.png`` (and ``.svg``); returns the paths written."""
     if not name or any(c in name for c in "/\\ "):
         raise ValueError(f"figure name must be a plain file stem without spaces or slashes, got {name!r}")
-    import matplotlib
+    matplotlib = require_matplotlib()
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

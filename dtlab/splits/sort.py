@@ -14,7 +14,7 @@ the stable one because the words are distinct.  :data:`SORTS` names both and
 measured on this project's busy 2-core machine: numpy's SIMD sort up to 10^5
 keys, the radix sort on one worker from :data:`RADIX_MIN_KEYS`; two workers
 were slower than one on that machine.  The exact search presorts with
-:data:`DEFAULT_SORT`; :func:`dtlab.boosting.experiments.sort_timing` measures
+:data:`DEFAULT_SORT`; :func:`workbench.boosting.experiments.sort_timing` measures
 the sorts again (``boosting_sort`` in ``figures/results.json``: the times, and
 whether this crossover still holds).
 """
@@ -149,7 +149,7 @@ def numpy_argsort(values: np.ndarray, n_workers: int | None = None) -> np.ndarra
     return sorted_row_ids(x, np.arange(x.shape[0], dtype=np.uint64)).astype(np.int32)
 
 
-#: Keys from which the radix sort (one worker) beat numpy's sort in :func:`dtlab.boosting.experiments.sort_timing`
+#: Keys from which the radix sort (one worker) beat numpy's sort in :func:`workbench.boosting.experiments.sort_timing`
 #: on this project's 2-core machine (the times: ``boosting_sort`` in ``figures/results.json``).
 RADIX_MIN_KEYS = 1 << 20
 

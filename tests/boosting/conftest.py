@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 
-from dtlab.boosting.compare import tree_difference
+from workbench.boosting.compare import tree_difference
 
 
 def tie_free(rng, n=600, d=5, missing=0.0, task="regression"):
@@ -24,6 +24,6 @@ def xgb_tree_nodes(booster, t):
 
 
 def assert_same_tree(tree, xnode, X):
-    """The same split of the training rows at every node, leaves within 1e-5 (see dtlab.boosting.compare)."""
+    """The same split of the training rows at every node, leaves within 1e-5 (see workbench.boosting.compare)."""
     difference = tree_difference(tree, xnode, X)
     assert difference is None, difference

@@ -14,11 +14,11 @@ import pytest
 
 import dtlab.boosting
 import dtlab.distributed.cluster
-from dtlab.boosting import dask_bench as B
-from dtlab.boosting import dask_experiments as DE
-from dtlab.boosting.dask_bench import ScalingModel
-from dtlab.boosting.dask_plots import dask_captions
-from dtlab.experiments.registry import BENCHMARKS, RunContext
+from workbench.boosting import dask_bench as B
+from workbench.boosting import dask_experiments as DE
+from workbench.boosting.dask_bench import ScalingModel
+from workbench.boosting.dask_plots import dask_captions
+from workbench.registry import BENCHMARKS, RunContext
 
 from .test_dask_plots import scaling_result
 

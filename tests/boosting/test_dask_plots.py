@@ -1,11 +1,11 @@
-"""The plots of ``boosting_dask`` (dtlab/boosting/dask_plots.py) from made-up results: what each draws, measured
+"""The plots of ``boosting_dask`` (workbench/boosting/dask_plots.py) from made-up results: what each draws, measured
 points filled and modelled ones open."""
 
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
 
-from dtlab.boosting import dask_plots as P
+from workbench.boosting import dask_plots as P
 
 
 def scaling_result() -> dict:

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from dtlab.boosting import GBDTClassifier, plots
+from dtlab.boosting import GBDTClassifier
 from dtlab.boosting.encodings import categorical_data, categorical_vs_onehot
+from workbench.boosting import plots
 
 
 def test_native_categorical_splits_beat_one_hot_at_small_depth():

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from dtlab.boosting import bench, plots
-from dtlab.boosting import experiments as E
 from dtlab.boosting.datasets import synthetic
-from dtlab.experiments.catalog import TECHNIQUES, load_all
-from dtlab.experiments.registry import BENCHMARKS, FIGURES
-from dtlab.experiments.timing import threads_for
+from workbench.boosting import bench, plots
+from workbench.boosting import experiments as E
+from workbench.catalog import TECHNIQUES, load_all
+from workbench.registry import BENCHMARKS, FIGURES
+from workbench.timing import threads_for
 
 
 def test_producers_are_registered():
@@ -118,7 +118,7 @@ def test_gpu_contenders_fit_the_cpu_models_and_are_compared_under_the_simulator(
 
 
 def test_gpu_benchmark_is_pending_on_the_simulator_and_gpu_contenders_are_checked():
-    from dtlab.experiments.registry import RunContext
+    from workbench.registry import RunContext
 
     load_all()
     result = BENCHMARKS["boosting_gpu"].fn(RunContext(backend="cuda", technique="boosting"))
@@ -130,7 +130,7 @@ def test_gpu_benchmark_is_pending_on_the_simulator_and_gpu_contenders_are_checke
 
 
 def test_intensity_paper_model_and_counts():
-    from dtlab.boosting.intensity import counted, intensity_of_fit, paper_model
+    from workbench.boosting.intensity import counted, intensity_of_fit, paper_model
 
     assert paper_model(1.0, 0.9)["intensity"] == pytest.approx(0.1288, abs=5e-4)  # the paper's number
     c = counted({"scanned": 10, "ranked": 10, "partitioned": 0})

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dtlab.evolution.experiments import devices, host_loop
+from workbench.evolution import devices, host_loop
 
 
 def test_one_sweep_feeds_fig9_and_fig10():

@@ -3,11 +3,11 @@
 import pytest
 
 from dtlab.datasets import chess3x3
-from dtlab.evolution import experiments as exp
-from dtlab.evolution.experiments.chess import _stop_at_ideal
-from dtlab.evolution.experiments.producers import gdt_backend
-from dtlab.experiments.catalog import load_all
-from dtlab.experiments.registry import BENCHMARKS, FIGURES, RunContext
+from workbench.catalog import load_all
+from workbench.evolution import experiments as exp
+from workbench.evolution.chess import _stop_at_ideal
+from workbench.evolution.producers import gdt_backend
+from workbench.registry import BENCHMARKS, FIGURES, RunContext
 
 
 def test_chess_runs_tables():
@@ -158,7 +158,7 @@ def test_pareto_front_of_points():
 
 
 def test_cuda_backend_without_a_gpu_is_an_error_in_the_gdt_experiments(tmp_path):
-    from dtlab.evolution.experiments.devices import present_devices
+    from workbench.evolution.devices import present_devices
 
     if present_devices("cuda"):
         pytest.skip("a real GPU is present")

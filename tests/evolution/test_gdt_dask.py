@@ -131,7 +131,7 @@ def test_local_dask_cluster_keeps_dask_logs_quiet_through_its_teardown(monkeypat
     import io
     import logging
 
-    from dtlab.evolution.experiments.devices import local_dask_cluster
+    from workbench.evolution.devices import local_dask_cluster
 
     logger = logging.getLogger("distributed")
     stream = io.StringIO()

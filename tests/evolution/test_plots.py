@@ -3,9 +3,8 @@
 import pandas as pd
 import pytest
 
-from dtlab.evolution import experiments as exp
-from dtlab.evolution import plots
-from dtlab.evolution.experiments import captions
+from workbench.evolution import captions, plots
+from workbench.evolution import experiments as exp
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@
 import numpy as np
 
 from dtlab.datasets import chess3x3
-from dtlab.evolution.experiments import throughput as tp
 from dtlab.evolution.individual import to_flat_tree
-from dtlab.experiments.timing import threads_for
+from workbench.evolution import throughput as tp
+from workbench.timing import threads_for
 
 
 def test_sklearn_tree_with_the_same_nodes_finds_the_same_leaves():

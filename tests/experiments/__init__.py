@@ -1,1 +1,1 @@
-"""Tests of dtlab.experiments (a package: test file names such as test_experiments.py repeat across folders)."""
+"""Tests of workbench (a package: test file names such as test_experiments.py repeat across folders)."""

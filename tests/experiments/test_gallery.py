@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from dtlab.experiments.gallery import BEGIN, END, render, section
+from workbench.gallery import BEGIN, END, render, section
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -12,7 +12,7 @@ def test_readme_section_is_in_sync_with_results_json():
     readme = (ROOT / "README.md").read_text()
     committed = BEGIN + readme.split(BEGIN, 1)[1].split(END, 1)[0] + END
     assert committed == section(ROOT / "figures", "figures"), (
-        "README results section is stale: run `python -m dtlab readme`")
+        "README results section is stale: run `python -m workbench readme`")
 
 
 def test_every_figure_in_results_is_shown_with_a_caption():
@@ -45,7 +45,7 @@ def test_results_of_an_older_producer_are_named_not_rendered(monkeypatch):
     figures keep the producer's description (no crash, no guessed number)."""
     from types import SimpleNamespace
 
-    from dtlab.experiments import gallery
+    from workbench import gallery
 
     def captions(res):
         return {"fig": f"{res['new_key']:.1f}"}
@@ -70,8 +70,8 @@ def test_goal_verdict_counts_every_run_on_the_latest_code(monkeypatch):
     an older code's runs in brief; the goal's wording history; a dirty entry marked."""
     from types import SimpleNamespace
 
-    from dtlab.experiments import gallery
-    from dtlab.experiments.goals import Goal, Rule
+    from workbench import gallery
+    from workbench.goals import Goal, Rule
 
     goal = Goal("hist at most the faster peer's time", (Rule("faster peer", "slowest <= fastest", None),),
                 history=(("2026-12-01", "hist at most the faster peer's time", "the issue's goal"),))

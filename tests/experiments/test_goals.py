@@ -2,7 +2,7 @@
 
 import pytest
 
-from dtlab.experiments.goals import Goal, Rule, contender_spreads, verdict_on_code, worst_round
+from workbench.goals import Goal, Rule, contender_spreads, verdict_on_code, worst_round
 
 GOAL = Goal("at least 2x", (Rule("2x", "worst round >= 2x", lambda r: (r["worst"] >= 2, f"worst {r['worst']}x")),
                             Rule("same", "same output", lambda r: None if "same" not in r else (r["same"], ""))),
@@ -43,8 +43,8 @@ def test_worst_round_and_contender_spreads():
 
 
 def test_every_benchmark_with_a_goal_declares_it():
-    from dtlab.experiments.catalog import load_all
-    from dtlab.experiments.registry import BENCHMARKS
+    from workbench.catalog import load_all
+    from workbench.registry import BENCHMARKS
 
     load_all()
     with_goal = {name for name, p in BENCHMARKS.items() if p.goal is not None}

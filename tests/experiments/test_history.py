@@ -3,8 +3,8 @@
 import subprocess
 from types import SimpleNamespace
 
-from dtlab.experiments.goals import Goal, Rule, comparison_spreads
-from dtlab.experiments.history import code_of, code_state, history_item, merged_history, runs_on_latest_code
+from workbench.goals import Goal, Rule, comparison_spreads
+from workbench.history import code_of, code_state, history_item, merged_history, runs_on_latest_code
 
 PRODUCER = SimpleNamespace(goal=Goal("fast", (Rule("fast", "2x", lambda r: (r["x"] >= 2, f"{r['x']}x")),)),
                            spreads=comparison_spreads)

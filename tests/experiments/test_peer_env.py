@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from dtlab.experiments import peer_env
+from workbench import peer_env
 
 
 @pytest.fixture

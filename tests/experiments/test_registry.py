@@ -2,8 +2,8 @@
 
 import pytest
 
-from dtlab.experiments.catalog import EXTRA_MODULES, TECHNIQUES, experiment_modules, load_all
-from dtlab.experiments.registry import BENCHMARKS, FIGURES, RunContext, register_figure
+from workbench.catalog import EXTRA_MODULES, TECHNIQUES, experiment_modules, load_all
+from workbench.registry import BENCHMARKS, FIGURES, RunContext, register_figure
 
 
 def test_catalog_lists_each_technique_once():
@@ -11,8 +11,8 @@ def test_catalog_lists_each_technique_once():
 
     assert len(set(TECHNIQUES)) == len(TECHNIQUES)
     assert {"greedy", "evolution"} <= set(TECHNIQUES)
-    assert experiment_modules() == ("dtlab.experiments.tour", "dtlab.experiments.gpu_tour",
-                                    *(f"dtlab.{slug}.experiments" for slug in TECHNIQUES), *EXTRA_MODULES)
+    assert experiment_modules() == ("workbench.tour", "workbench.gpu_tour",
+                                    *(f"workbench.{slug}.experiments" for slug in TECHNIQUES), *EXTRA_MODULES)
     assert all(m.split(".")[1] in TECHNIQUES for m in EXTRA_MODULES)  # each in a technique's package
     for name in experiment_modules():
         assert importlib.util.find_spec(name) is not None, name

@@ -6,7 +6,8 @@ import numba
 import numpy as np
 import pytest
 
-from dtlab.experiments.timing import (
+from workbench.text import speedup_spread
+from workbench.timing import (
     Seconds,
     comparison,
     goal_met,
@@ -21,7 +22,6 @@ from dtlab.experiments.timing import (
     short_of_goal,
     threads_for,
 )
-from dtlab.plotting.text import speedup_spread
 
 
 def test_medians_call_every_function_after_warmup():

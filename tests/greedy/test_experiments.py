@@ -4,11 +4,11 @@ import numba
 import numpy as np
 import pytest
 
-from dtlab.experiments.catalog import load_all
-from dtlab.experiments.registry import BENCHMARKS, FIGURES
-from dtlab.experiments.timing import threads_for
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor, _rules
-from dtlab.greedy import experiments as G
+from workbench.catalog import load_all
+from workbench.greedy import experiments as G
+from workbench.registry import BENCHMARKS, FIGURES
+from workbench.timing import threads_for
 
 
 def test_producers_are_registered():

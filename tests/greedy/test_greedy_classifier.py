@@ -8,9 +8,9 @@ from scipy.stats import norm
 
 from dtlab.datasets import chess3x3
 from dtlab.greedy import DecisionTreeClassifier
-from dtlab.greedy.compare import compare_with_sklearn, same_tree, sklearn_twin
 from dtlab.greedy.pruning import added_errors, leaf_error_estimate, pessimistic_prune
 from dtlab.trees import FlatTree
+from workbench.greedy.compare import compare_with_sklearn, same_tree, sklearn_twin
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
-from dtlab.greedy.compare import compare_with_sklearn, sklearn_twin
+from workbench.greedy.compare import compare_with_sklearn, sklearn_twin
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sklearn import tree as sk
 
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
-from dtlab.greedy.compare import same_tree
+from workbench.greedy.compare import same_tree
 
 #: dtlab's threshold of scikit-learn's "every present value left, the missing ones right" split (threshold inf
 #: there): the largest float32, the same test for every finite float32 value, and a finite FlatTree.

@@ -8,8 +8,8 @@ from sklearn.base import clone
 
 from dtlab.datasets import load_diabetes_prediction
 from dtlab.greedy import DecisionTreeRegressor
-from dtlab.greedy.compare import compare_with_sklearn, same_tree, sklearn_twin, tie_report
 from dtlab.trees import FlatTree
+from workbench.greedy.compare import compare_with_sklearn, same_tree, sklearn_twin, tie_report
 
 METHODS = ["naive", "incremental", "vectorized"]
 
@@ -184,7 +184,7 @@ def test_exact_gain_decimal_and_binary():
     # decimal values 1/10 | 2/10, 3/10: B_L^2/n_L + B_R^2/n_R - B^2/n
     from fractions import Fraction
 
-    from dtlab.greedy.compare import exact_gain
+    from workbench.greedy.compare import exact_gain
 
     expected = Fraction(1, 100) + Fraction(1, 4) / 2 - Fraction(36, 100) / 3
     assert exact_gain(y, left) == expected

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
-from dtlab.greedy.compare import compare_with_sklearn, same_tree, sklearn_twin
 from dtlab.trees import FlatTree
+from workbench.greedy.compare import compare_with_sklearn, same_tree, sklearn_twin
 
 METHODS = ["naive", "incremental", "vectorized"]
 

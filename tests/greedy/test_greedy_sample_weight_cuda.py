@@ -7,8 +7,8 @@ import pytest
 from dtlab.backend import cuda_status
 from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
 from dtlab.greedy.builder import as_float32_features, build_greedy_tree
-from dtlab.greedy.compare import same_tree, sklearn_twin
 from dtlab.trees import FlatTree
+from workbench.greedy.compare import same_tree, sklearn_twin
 
 pytestmark = pytest.mark.skipif(not cuda_status()[0], reason="cuda backend unavailable")
 

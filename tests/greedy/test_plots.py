@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dtlab.greedy import plots
+from workbench.greedy import plots
 
 
 def _timings():

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from dtlab.inference import auto
-from dtlab.inference import bench as B
 from dtlab.inference.forest import Forest
+from workbench.inference import bench as B
 
 
 def _comparison(peer, worst, best=None, **extra):
@@ -96,8 +96,8 @@ def test_latency_case_records_auto_choice_per_batch_and_mode():
 
 @pytest.mark.parametrize("name", ["inference_vs_peers", "inference_large", "inference_latency"])
 def test_every_inference_benchmark_declares_the_goal(name):
-    from dtlab.experiments.catalog import load_all
-    from dtlab.experiments.registry import BENCHMARKS
+    from workbench.catalog import load_all
+    from workbench.registry import BENCHMARKS
 
     load_all()
     assert BENCHMARKS[name].goal is B.GOAL

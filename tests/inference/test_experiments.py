@@ -3,17 +3,17 @@
 import numpy as np
 import pytest
 
-from dtlab.experiments.catalog import TECHNIQUES, load_all
-from dtlab.experiments.peer_env import peer_python
-from dtlab.experiments.registry import BENCHMARKS, FIGURES
-from dtlab.inference import experiments as E
-from dtlab.inference import plots as P
+from workbench.catalog import TECHNIQUES, load_all
+from workbench.inference import experiments as E
+from workbench.inference import plots as P
+from workbench.peer_env import peer_python
+from workbench.registry import BENCHMARKS, FIGURES
 
 
 @pytest.fixture(autouse=True)
 def openmp_at_the_machines_threads():
     """Every OpenMP runtime loaded here (TL2cgen and treelite bundle their own libgomp) at the machine's thread
-    count, as in the fresh process ``python -m dtlab bench`` runs: earlier tests of the suite may leave this
+    count, as in the fresh process ``python -m workbench bench`` runs: earlier tests of the suite may leave this
     process's OpenMP at 1 thread, and TL2cgen refuses ``nthread`` above its OpenMP maximum."""
     import os
 
@@ -97,7 +97,7 @@ def test_lleaves_predicts_as_lightgbm(lleaves_python, tmp_path):
     """lleaves, in its own venv (``.peers/lleaves``, ``make peers``), compiles a LightGBM model and predicts its
     raw scores: LightGBM's own within 1e-5 (the benchmark's tolerance), on 1 and 2 threads."""
     lgb = pytest.importorskip("lightgbm")
-    from dtlab.inference.peers import lightgbm_contender, lleaves_contender
+    from workbench.inference.peers import lightgbm_contender, lleaves_contender
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((600, 8))

@@ -99,7 +99,7 @@ def test_more_than_64_leaves_use_several_words():
 
 def test_patent_example_identifiers():
     """JP5863426B2 Fig. 1: 16 leaves; the row going left, right, right, left ends at the 7th leaf from the left."""
-    from dtlab.inference.patent import patent_example
+    from workbench.inference.patent import patent_example
 
     tree, x = patent_example()
     steps = R.bitmask_steps(Forest(tree).ensemble.forest, 0, x)
@@ -136,8 +136,8 @@ def test_row_counts_around_the_block(n_rows):
 
 @pytest.mark.parametrize("assignment", ["node", "nodes", "level"])
 def test_cpu_thread_assignments_find_the_walks_leaf(assignment):
-    from dtlab.inference.assignment import timed_phases
     from dtlab.inference.layout import tree_shape
+    from workbench.inference.assignment import timed_phases
 
     rng = np.random.default_rng(5)
     tree = random_grid_tree(rng, 4, 8, np.linspace(-1, 1, 9), p_split=0.85)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from dtlab.linear import dask_experiments as de
+from workbench.linear import dask_experiments as de
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_goal_needs_the_objective_and_the_whole_spread():
 
 
 def test_plot_and_caption_name_every_contender_and_the_single_runs():
-    from dtlab.linear.dask_plots import dask_ml_captions, plot_dask_ml
+    from workbench.linear.dask_plots import dask_ml_captions, plot_dask_ml
 
     runs = {"dtlab TRON (tol 0.1)": {"seconds": [0.5, 0.7], "median": 0.6, "objective": 10.0},
             "dask-ml LogisticRegression (admm)": {"seconds": [700.0], "median": 700.0, "objective": 9.0,
@@ -106,7 +106,7 @@ def test_a_budget_caps_the_named_contenders_max_iter_from_their_warm_up(data, mo
     assert calls[3:] == [("peer", 3), ("ours", None), ("generous", None)] * 2  # 35 s / 10 s: 3 iterations
     assert runs["peer"]["max_iter"] == 3 and runs["peer"]["default_max_iter"] == 100
     assert "max_iter" not in runs["ours"] and "max_iter" not in runs["generous"]  # not named; its default is 3
-    from dtlab.linear.dask_plots import dask_ml_captions
+    from workbench.linear.dask_plots import dask_ml_captions
 
     entry = {"rows": 40, "n_features": 5, "C": 1.0, "n_workers": 2, "runs": runs}
     caption = dask_ml_captions({"sets": {"s": entry}})["linear_dask"]

@@ -132,7 +132,7 @@ def test_clone_and_params():
 
 
 def test_import_needs_neither_cupy_nor_numba_cuda():
-    code = ("import sys, dtlab.linear, dtlab.linear.experiments\n"
+    code = ("import sys, dtlab.linear, workbench.linear.experiments\n"
             "print('numba.cuda' in sys.modules, 'cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**__import__("os").environ, "NUMBA_ENABLE_CUDASIM": "0"})

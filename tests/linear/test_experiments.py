@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-import dtlab.widgets as W
-from dtlab.experiments.catalog import load_all
-from dtlab.experiments.registry import BENCHMARKS, FIGURES, RunContext
-from dtlab.linear import experiments as E
-from dtlab.linear import plots
+import workbench.widgets as W
 from dtlab.linear.synthetic import make_sparse_classification
+from workbench.catalog import load_all
+from workbench.linear import experiments as E
+from workbench.linear import plots
+from workbench.registry import BENCHMARKS, FIGURES, RunContext
 
 pytest.importorskip("liblinear")
 

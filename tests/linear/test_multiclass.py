@@ -16,7 +16,7 @@ from sklearn.datasets import load_digits, load_iris
 
 from dtlab.linear import TronLinearSVC, TronLogisticRegression
 from dtlab.linear.estimators import binary_problems, liblinear_class_order
-from dtlab.linear.peer import objective_value
+from workbench.linear.peers import objective_value
 
 ESTIMATORS = {"logistic": TronLogisticRegression, "squared_hinge": TronLinearSVC}
 FLAGS = {"logistic": 0, "squared_hinge": 2}

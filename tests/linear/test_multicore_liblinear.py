@@ -1,6 +1,6 @@
 """The whole-machine LIBLINEAR of the benchmarks: liblinear-multicore (``make peers`` builds it into
 ``.peers/liblinear-multicore``; ``make test`` builds it first), run as the benchmark runs it -- in a process of its
-own (:class:`dtlab.linear.peer.Liblinear` with ``threads``) -- on a small problem, against single-core LIBLINEAR
+own (:class:`workbench.linear.peers.Liblinear` with ``threads``) -- on a small problem, against single-core LIBLINEAR
 (``liblinear-official``) and dtlab's own solver.
 
 The multi-core release splits the sums of the objective, gradient and Hessian products over threads: other
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from dtlab.linear import TronLinearSVC, TronLogisticRegression
-from dtlab.linear.peer import Liblinear, objective_value
 from dtlab.linear.synthetic import make_sparse_classification
+from workbench.linear.peers import Liblinear, objective_value
 
 pytest.importorskip("liblinear")
 

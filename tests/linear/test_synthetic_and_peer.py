@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse
 
 from dtlab.datasets import load_w8a
-from dtlab.linear.peer import Liblinear, capture_fd1, liblinear_fit, objective_value
 from dtlab.linear.synthetic import make_sparse_classification
+from workbench.linear.peers import Liblinear, capture_fd1, liblinear_fit, objective_value
 
 
 def test_synthetic_shape_seed_and_format():

@@ -19,7 +19,7 @@ import pytest
 
 from dtlab.datasets import load_a9a, load_rcv1_small, load_w8a
 from dtlab.linear import TronLinearSVC, TronLogisticRegression, _cpu, estimators
-from dtlab.linear.peer import Liblinear
+from workbench.linear.peers import Liblinear
 
 pytest.importorskip("liblinear")
 

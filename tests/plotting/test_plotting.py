@@ -5,8 +5,8 @@ import pytest
 
 from dtlab.datasets import chess3x3
 from dtlab.plotting import draw_tree, plot_board, savefig
-from dtlab.plotting.text import by_mode, comparison_phrase, speedup, threads
 from dtlab.trees import FlatTree
+from workbench.text import by_mode, comparison_phrase, speedup, threads
 
 
 def test_savefig_and_board(tmp_path):

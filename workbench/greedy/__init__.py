@@ -1,0 +1,1 @@
+"""The greedy technique's measuring wing: figure producers, benchmarks against its peers, plots of results."""
