@@ -2,7 +2,7 @@
 
 Device functions (``numba.cuda.jit(device=True)``) shared by every technique's
 kernels: the greedy trees' split scans and partitions
-(:mod:`dtlab.greedy._cuda`) today, gradient boosting's gain scans and
+(:mod:`dtlab.greedy._scans_cuda`) today, gradient boosting's gain scans and
 histogram kernels next.  Each works on the calling block's shared memory and
 is called by *every* thread of the block (it synchronises the block, so a
 thread that skips the call deadlocks the others).

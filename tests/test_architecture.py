@@ -249,7 +249,7 @@ def test_the_library_never_imports_the_workbench():
 def test_the_workbench_uses_public_names_only():
     bad = [e for e in private_imports(import_edges()) if _in(e.importer, LAB)]
     assert not bad, f"the workbench imports private modules or names of the library: {bad}"
-    assert private_imports(_snippet("workbench.inference.bench", "from dtlab.inference._cpu import predict_cpu"))
+    assert private_imports(_snippet("workbench.inference.bench", "from dtlab.inference._predict_cpu import SERIAL"))
 
 
 def test_foundation_never_imports_a_technique():
@@ -268,7 +268,7 @@ def test_a_technique_uses_another_only_through_its_public_package():
 
 
 @pytest.mark.parametrize("module, source", [
-    ("dtlab.boosting.exact", "from ..greedy._scans import _scan_mse_naive"),  # the case, before dtlab.splits
+    ("dtlab.boosting.exact", "from ..greedy._scans_cpu import _scan_mse_naive"),  # before dtlab.splits
     ("dtlab.boosting.exact", "from ..greedy import _rules"),
     ("dtlab.inference.layout", "from ..trees.bitmask import _leaf_layout"),
     ("dtlab.greedy.builder", "from ..splits.presort import _partition_feature"),

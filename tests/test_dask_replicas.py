@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dtlab.boosting.dask_bins import ColumnKeys, distributed_cuts, float32_keys, keys_to_float32
+from dtlab.boosting.dask.bins import ColumnKeys, distributed_cuts, float32_keys, keys_to_float32
 from dtlab.boosting.grower import ColumnData
 from dtlab.boosting.hist import bin_edges
 from dtlab.distributed.executors import check_executor, is_dask_collection, uses_dask
@@ -116,7 +116,7 @@ def test_property_cuts_of_parts_equal_the_cuts_of_the_whole(seed, n, max_bins, n
 
 
 def test_parts_are_contiguous_balanced_and_never_empty():
-    from dtlab.boosting.dask_exact import feature_slices
+    from dtlab.boosting.dask.exact import feature_slices
     from dtlab.distributed.dask_data import _groups
 
     assert _groups([3] * 6 + [2], 2) == [(0, 3), (3, 7)]

@@ -64,7 +64,7 @@ def test_undeclared_kernels_and_signatures_are_refused():
 
     with pytest.raises(LaunchError, match="stray is not declared"):
         launch(stray, 1, 1, np.zeros(1))
-    from dtlab.inference import _cuda as K
+    from dtlab.inference import _predict_cuda as K
 
     with pytest.raises(LaunchError, match=r"argument 0: array\(int64, 1d, C\) \(declared array\(int32, 2d, C\)\)"):
         launch(K._sum_leaves_kernel, 1, 32, np.zeros(3, np.int64), np.zeros(2, np.int64), np.zeros((2, 1)),
@@ -84,7 +84,7 @@ def test_bitmask_plan_for_two_million_rows_stays_within_the_limits():
     """The launches of a 2,000,000-row bitmask prediction, checked and recorded without running the threads
     (the simulator would take hours): rows on grid x (limit 2^31 - 1), trees on grid y; the old grid of
     (n_trees, ceil(n / 16)) had 125,000 blocks on y, which a device refuses above 65,535."""
-    from dtlab.inference import _cuda as K
+    from dtlab.inference import _predict_cuda as K
 
     forest = _forest(np.random.default_rng(0))
     n = 2_000_000

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dtlab import __main__ as cli
+from workbench import __main__ as cli
 from workbench.__main__ import main, run_producers
 from workbench.goals import Goal, Rule
 from workbench.registry import Producer
@@ -98,3 +98,14 @@ def test_every_run_of_a_benchmark_is_kept_with_its_verdict(tmp_path):
     assert [h["spreads"][0]["speedup_spread"] for h in history] == [[0.9, 1.0], [1.2, 1.3]]
     assert {h["code"] for h in history} == {"f" * 40} and all(h["machine"] and h["scale"] == "small" for h in history)
     assert all(set(h["load_average"]) == {"start", "end"} for h in history)
+
+
+def test_the_library_command_prints_the_backends_and_points_to_the_workbench(capsys):
+    from dtlab.__main__ import main as library_main
+
+    assert library_main(["info"]) == 0
+    assert "cpu" in capsys.readouterr().out.lower()
+    with pytest.raises(SystemExit) as stop:
+        library_main(["figures"])
+    assert stop.value.code == 2
+    assert "python -m workbench figures" in capsys.readouterr().err

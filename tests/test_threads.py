@@ -108,7 +108,7 @@ def test_forest_predict_n_jobs_reaches_its_kernels(monkeypatch):
     forest = Forest([random_grid_tree(rng, 3, 4, np.linspace(-1, 1, 5)) for _ in range(3)])
     seen = []
     _spy(monkeypatch, ("dtlab.inference.forest.Forest", "raw_sum"), seen)
-    from dtlab.inference._cpu import PARALLEL_MIN_TREE_ROWS
+    from dtlab.inference._predict_cpu import PARALLEL_MIN_TREE_ROWS
 
     # a batch past the small-batch path (which walks on one thread and never opens a thread scope)
     X = rng.normal(size=(PARALLEL_MIN_TREE_ROWS // 3 + 1, 3))

@@ -23,13 +23,27 @@ PARAMETERS_DOC = """
     colsample_bytree, colsample_bylevel : float in (0, 1], default=1.0
         Share of the features each tree, and each level of it among the tree's, may split on (XGBoost's
         nesting), drawn by the same seeded hash.
-    split_method : {"exact", "hist"}, default="exact"
+    split_method : {"auto", "exact", "hist"}, default="auto"
         ``"exact"``: every distinct value is a candidate (features sorted once,
         prefix sums, stable partitions; XGBoost's ``tree_method="exact"``).
         ``"hist"``: candidates are ``max_bins`` quantile bins (one histogram per
-        node, the sibling by subtraction).
+        node, the sibling by subtraction).  ``"auto"`` runs ``"exact"`` where it
+        serves and ``"hist"`` where only it does: ``grow_policy="lossguide"``
+        and categorical features (as XGBoost's former ``tree_method="auto"``
+        chose by the data).  ``split_method_`` says which one a fit ran.
+        XGBoost 2, LightGBM and scikit-learn's HistGradientBoosting default to
+        histograms; ``"auto"`` keeps exact search, this package's subject, for
+        the fits it can grow.
+    tree_method : {"auto", "exact", "hist"} or None, default=None
+        XGBoost's name of ``split_method``, accepted so that XGBoost code runs
+        unchanged (``"approx"`` has no counterpart here: use ``"hist"``); None
+        leaves ``split_method`` in charge.  Setting both to different methods
+        is an error.
     max_bins : int in [2, 256], default=256
         Bins per feature for ``"hist"`` (one of them holds the missing values).
+    max_bin : int in [2, 256] or None, default=None
+        XGBoost's and LightGBM's name of ``max_bins``; None leaves ``max_bins``
+        in charge.  Setting both to different values is an error.
     grow_policy : {"depthwise", "lossguide"}, default="depthwise"
         ``"depthwise"``: level by level to ``max_depth``; ``"lossguide"`` (``"hist"`` only, as in XGBoost):
         leaf-wise, always the leaf of largest loss change next, LightGBM's growth.
@@ -71,13 +85,20 @@ PARAMETERS_DOC = """
         Who fits (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for the
         session's default client, an address, or a client.  ``"hist"`` is data-parallel there (each worker
         keeps a partition of the rows; histograms are added up, split decisions sent back:
-        :mod:`dtlab.boosting.dask_hist`; the workers exchange them over sockets of their own, numeric frames
+        :mod:`dtlab.boosting.dask.hist`; the workers exchange them over sockets of their own, numeric frames
         only and only between ranks that prove they hold the fit's secret: :mod:`dtlab.distributed.collective`;
         on a cluster whose workers talk TLS, through the scheduler instead, with a warning), ``"exact"``
         feature-parallel (each worker keeps every row of a
-        slice of the columns; the rows' sides go out as one bit per row: :mod:`dtlab.boosting.dask_exact`).
+        slice of the columns; the rows' sides go out as one bit per row: :mod:`dtlab.boosting.dask.exact`).
         Exact gives the single-process trees for any number of workers, hist where the sums are exact.
         Dask arrays and DataFrames (labels as a Dask array or Series) need a Dask executor; numpy, pandas
         and scipy.sparse input is scattered.  ``predict`` on Dask input returns Dask collections whatever
         the executor.
+    dask_hist_loop : {"collective", "scheduler"}, default="collective"
+        How a ``"hist"`` fit on a Dask executor exchanges each level's histograms (LightGBM's Dask interface
+        has ``tree_learner`` for the same kind of choice): ``"collective"``, the workers send them to each
+        other over sockets of their own (one task per worker for the whole fit, or per round where eval sets
+        or callbacks need the client between rounds; the scheduler loop where the group cannot be formed);
+        ``"scheduler"``, one round trip through the scheduler per level.  Both grow the same trees;
+        ``dask_stats_["loop"]`` says which one ran.  Ignored without a Dask executor.
 """

@@ -13,20 +13,59 @@ from .._validation import check_int, check_real, check_sklearn_input_shape, chec
 from ..backend import to_host
 from ..trees.boosted_import import GBDT_FORMAT, TREE_FIELDS, categories_to_fields, read_boosted_trees
 from ..trees.ensemble import ModelFormatError
-from .frontier_grower import GROW_POLICIES
 from .grower import BoostedTree, ColumnData
+from .lossguide_grower import GROW_POLICIES
 
 JSON_FORMAT = GBDT_FORMAT
-SPLIT_METHODS = ("exact", "hist")
+SPLIT_METHODS = ("auto", "exact", "hist")
+HIST_LOOPS = ("collective", "scheduler")
 
 
-def check_params(est) -> dict:
-    """The validated hyper-parameters of a GBDT estimator, as the boosting loop takes them."""
-    if est.split_method not in SPLIT_METHODS:
-        raise ValueError(f"split_method must be one of {SPLIT_METHODS}, got {est.split_method!r}")
+def chosen_split_method(est) -> str:
+    """``split_method``, or XGBoost's ``tree_method`` where it is set: "auto", "exact" or "hist"."""
+    method, alias = est.split_method, getattr(est, "tree_method", None)
+    if method not in SPLIT_METHODS:
+        raise ValueError(f"split_method must be one of {SPLIT_METHODS}, got {method!r}")
+    if alias is None:
+        return method
+    if alias == "approx":
+        raise ValueError("tree_method='approx' (XGBoost's per-tree sketch) has no counterpart in dtlab: use "
+                         "tree_method='hist' (or split_method='hist')")
+    if alias not in SPLIT_METHODS:
+        raise ValueError(f"tree_method must be one of {SPLIT_METHODS} or None, got {alias!r}")
+    if method != "auto" and method != alias:
+        raise ValueError(f"split_method={method!r} and tree_method={alias!r} (its XGBoost name) disagree; set one")
+    return alias
+
+
+def _chosen_max_bins(est) -> int:
+    """``max_bins``, or the ``max_bin`` of XGBoost and LightGBM where it is set."""
+    bins = check_int(est.max_bins, "max_bins", low=2, high=256)
+    alias = getattr(est, "max_bin", None)
+    if alias is None:
+        return bins
+    alias = check_int(alias, "max_bin", low=2, high=256)
+    if bins != 256 and bins != alias:
+        raise ValueError(f"max_bins={bins} and max_bin={alias} (its XGBoost/LightGBM name) disagree; set one")
+    return alias
+
+
+def check_params(est, categorical: bool = False) -> dict:
+    """The validated hyper-parameters of a GBDT estimator, as the boosting loop takes them.
+
+    ``categorical``: the fit's data has categorical features (``split_method="auto"`` then runs ``"hist"``).
+    The returned ``split_method`` is the one the fit runs, never ``"auto"``.
+    """
+    requested = chosen_split_method(est)
     if est.grow_policy not in GROW_POLICIES:
         raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {est.grow_policy!r}")
+    if getattr(est, "dask_hist_loop", "collective") not in HIST_LOOPS:
+        raise ValueError(f"dask_hist_loop must be one of {HIST_LOOPS}, got {est.dask_hist_loop!r}")
     lossguide = est.grow_policy == "lossguide"
+    if requested == "auto":  # exact where it can grow the tree asked for, else histograms
+        method = "hist" if lossguide or categorical else "exact"
+    else:
+        method = requested
     params = dict(
         n_estimators=check_int(est.n_estimators, "n_estimators", low=1),
         max_depth=check_int(est.max_depth, "max_depth", low=0 if lossguide else 1),
@@ -34,15 +73,15 @@ def check_params(est) -> dict:
         reg_lambda=check_real(est.reg_lambda, "reg_lambda", low=0.0),
         gamma=check_real(est.gamma, "gamma", low=0.0),
         min_child_weight=check_real(est.min_child_weight, "min_child_weight", low=0.0),
-        split_method=est.split_method,
-        max_bins=check_int(est.max_bins, "max_bins", low=2, high=256),
+        split_method=method,
+        max_bins=_chosen_max_bins(est),
         grow_policy=est.grow_policy,
         max_leaves=check_int(est.max_leaves, "max_leaves", low=0),
         max_cat_to_onehot=check_int(est.max_cat_to_onehot, "max_cat_to_onehot", low=1),
     )
     for name in ("subsample", "colsample_bytree", "colsample_bylevel"):
         params[name] = check_real(getattr(est, name), name, low=0.0, low_inclusive=False, high=1.0)
-    if lossguide and est.split_method != "hist":
+    if lossguide and method != "hist":
         raise ValueError("grow_policy='lossguide' needs split_method='hist' (as in XGBoost: the exact method grows "
                          "level by level)")
     if not lossguide and params["max_leaves"]:

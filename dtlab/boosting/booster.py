@@ -16,9 +16,9 @@ from ..backend import Backend
 from ..inference import Forest
 from ..trees.boosted_import import boosted_ensemble
 from .exact import ExactSearch
-from .frontier import FrontierSearch
-from .frontier_grower import grow_frontier_tree
 from .grower import BoostedTree, ColumnData, grow_boosted_tree
+from .lossguide import LossguideSearch
+from .lossguide_grower import grow_lossguide_tree
 from .sampling import Sampler
 
 
@@ -50,29 +50,29 @@ SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
 }
 
 
-def _frontier_search(data, backend, n_workers, params, categorical):
+def _lossguide_search(data, backend, n_workers, params, categorical):
     if backend.is_cuda:
-        from ._frontier_cuda import FrontierCudaSearch  # imports numba.cuda: only on this path
+        from ._lossguide_cuda import LossguideCudaSearch  # imports numba.cuda: only on this path
 
-        return FrontierCudaSearch(data, backend, params["max_bins"], categorical, params["max_cat_to_onehot"])
-    return FrontierSearch(data, n_workers, params["max_bins"], categorical, params["max_cat_to_onehot"])
+        return LossguideCudaSearch(data, backend, params["max_bins"], categorical, params["max_cat_to_onehot"])
+    return LossguideSearch(data, n_workers, params["max_bins"], categorical, params["max_cat_to_onehot"])
 
 
 def tree_grower(data: ColumnData, params: dict, backend: Backend, n_workers: int,
                 categorical: np.ndarray | None = None, search: Any = None):
     """The split finder of a fit and the function that grows one tree on it, ``grow(g, h, level_features)``.
 
-    Leaf-wise growth and categorical features take the node-wise histogram finder (:mod:`.frontier`); plain
+    Leaf-wise growth and categorical features take the node-wise histogram finder (:mod:`.lossguide`); plain
     depthwise growth the level-wise finders of :data:`SPLIT_METHODS`, or ``search`` when one is given (the
-    Dask exact finder, :mod:`.dask_exact`: level-wise only).
+    Dask exact finder, :mod:`.dask.exact`: level-wise only).
     """
     keys = ("max_depth", "learning_rate", "reg_lambda", "gamma", "min_child_weight")
     grow = {k: params[k] for k in keys}
     policy = params.get("grow_policy", "depthwise")
     if search is None and (policy == "lossguide" or (categorical is not None and categorical.any())):
         cats = np.zeros(data.n_features, bool) if categorical is None else categorical
-        search = _frontier_search(data, backend, n_workers, params, cats)
-        return search, lambda g, h, level_features: grow_frontier_tree(
+        search = _lossguide_search(data, backend, n_workers, params, cats)
+        return search, lambda g, h, level_features: grow_lossguide_tree(
             search, g, h, policy, max_leaves=params.get("max_leaves", 0), level_features=level_features, **grow)
     if search is None:
         search = SPLIT_METHODS[params["split_method"], backend.name](data, backend, n_workers, params["max_bins"])
@@ -106,7 +106,7 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
     categorical : bool array (n_features,), optional
         Features split as categories.
     search : split finder, optional
-        One already made (the Dask exact finder, :mod:`.dask_exact`); default: :func:`tree_grower`'s.
+        One already made (the Dask exact finder, :mod:`.dask.exact`); default: :func:`tree_grower`'s.
 
     Returns
     -------

@@ -21,7 +21,7 @@ from ..trees.shap import tree_shap
 from . import _params
 from ._docs import PARAMETERS_DOC
 from .booster import RoundEvaluation, boost
-from .dask_fit import fit_on_dask, margins_on_dask, on_margins
+from .dask.fit import fit_on_dask, margins_on_dask, on_margins
 from .inputs import numeric_rows, prepare_fit
 from .losses import LOSSES
 from .sampling import Sampler, seed_of
@@ -32,11 +32,13 @@ class _GBDT(BaseEstimator):
 
     def __init__(self, *, n_estimators: int = 100, max_depth: int = 6, learning_rate: float = 0.3,
                  reg_lambda: float = 1.0, gamma: float = 0.0, min_child_weight: float = 1.0, subsample: float = 1.0,
-                 colsample_bytree: float = 1.0, colsample_bylevel: float = 1.0, split_method: str = "exact",
-                 max_bins: int = 256, grow_policy: str = "depthwise", max_leaves: int = 0,
+                 colsample_bytree: float = 1.0, colsample_bylevel: float = 1.0, split_method: str = "auto",
+                 tree_method: str | None = None, max_bins: int = 256, max_bin: int | None = None,
+                 grow_policy: str = "depthwise", max_leaves: int = 0,
                  categorical_features: Any = "auto", max_cat_to_onehot: int = 4, base_score: float | None = None,
                  early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
-                 random_state: Any = None, verbose: bool = False, executor: Any = "local"):
+                 random_state: Any = None, verbose: bool = False, executor: Any = "local",
+                 dask_hist_loop: str = "collective"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -47,7 +49,9 @@ class _GBDT(BaseEstimator):
         self.colsample_bytree = colsample_bytree
         self.colsample_bylevel = colsample_bylevel
         self.split_method = split_method
+        self.tree_method = tree_method
         self.max_bins = max_bins
+        self.max_bin = max_bin
         self.grow_policy = grow_policy
         self.max_leaves = max_leaves
         self.categorical_features = categorical_features
@@ -59,13 +63,15 @@ class _GBDT(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.executor = executor
+        self.dask_hist_loop = dask_hist_loop
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X, inputs, y_encoded, loss, n_outputs: int, base_margin: float, eval_set,
              sample_weight_eval_set, callbacks, engine=None) -> None:
         """The boosting rounds with eval sets, callbacks and progress; ``engine`` (a Dask fit,
-        :mod:`.dask_fit`) brings its own ``backend``, ``evaluation(...)`` and ``boost(...)``."""
-        params = _params.check_params(self)
+        :mod:`.dask.fit`) brings its own ``backend``, ``evaluation(...)`` and ``boost(...)``."""
+        params = _params.check_params(self, categorical=inputs.categorical is not None and inputs.categorical.any())
+        self.split_method_ = params["split_method"]
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
             raise ValueError("early_stopping_rounds needs an eval_set")

@@ -104,7 +104,7 @@ class ExactSearch:
 
     def follow_sides(self, split_k, side) -> None:
         """The partition of the lists by the rows' ``side`` (marked here, or elsewhere: a Dask worker holding
-        other features, :mod:`.dask_exact`), left to the next :meth:`find`."""
+        other features, :mod:`.dask.exact`), left to the next :meth:`find`."""
         rows, vals = self.lists
         out = self.buffers[self.flip]
         self.flip ^= 1

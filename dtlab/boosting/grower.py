@@ -13,7 +13,7 @@ The rows' state (node, side, leaf; the children's sums) is :class:`HostRows`
 on the CPU; a finder may bring its own, ``row_state(g, h)`` (the CPU histogram
 finder reads the rows' nodes off its row order: :class:`.hist.SegmentRows`; the
 CUDA finders keep the rows on the device: :mod:`._rows_cuda`; the Dask histogram
-finder on the workers: :mod:`.dask_hist`).
+finder on the workers: :mod:`.dask.hist`).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class BoostedTree:
     (XGBoost's test); ``value`` is the node's output ``learning_rate * weight``
     (float32), ``gain`` the loss change of its split (0 at leaves), ``cover``
     its hessian sum.  ``categories`` maps each categorical split node to the
-    category values (int64) that go left (:mod:`.frontier_grower`); any other
+    category values (int64) that go left (:mod:`.lossguide_grower`); any other
     category goes right, a missing value the ``missing_left`` way.
     """
 

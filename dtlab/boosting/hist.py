@@ -8,7 +8,7 @@ import numpy as np
 
 from ._exact_cpu import PARALLEL_MIN_WORK
 from ._hist_cpu import _bin_values, _choose_splits, _level, _level_slice, padded_cuts
-from ._hist_rows_cpu import PARALLEL_MIN_ROWS, _segment_sums, _settle_segments, _split_rows, _split_rows_summed
+from ._rows_cpu import PARALLEL_MIN_ROWS, _segment_sums, _settle_segments, _split_rows, _split_rows_summed
 from ._workers import run_slices
 from .sampling import gate_gains
 
@@ -67,7 +67,7 @@ class HistSearch:
     max_bins : int in [2, 256]
     cuts : list of float32 arrays (n_features,) or None
         The cut points of every feature (:func:`bin_edges` of the whole data, on a Dask worker holding some
-        of its rows: :mod:`.dask_hist`); None: made from ``data``.
+        of its rows: :mod:`.dask.hist`); None: made from ``data``.
     """
 
     def __init__(self, data, n_workers: int, max_bins: int, cuts: list | None = None):

@@ -67,7 +67,7 @@ def prepare_fit(est: Any, X: Any, y: Any, sample_weight: Any, numeric: bool) -> 
     if mask is None:
         mask = categorical_mask(X, est.categorical_features, data.n_features)
     if mask.any():
-        if est.split_method != "hist":
+        if _params.chosen_split_method(est) == "exact":
             raise ValueError("categorical features need split_method='hist' (XGBoost's exact method has no "
                              "categorical splits either); or set categorical_features=None to split the codes as "
                              "numbers")

@@ -31,7 +31,7 @@ sizes (the halves of a reduce-scatter).
   talk TLS (``tls://`` addresses, ``Client(security=...)``) keeps its data on
   its TLS channel: :func:`plain_tcp_cluster` is False there and the fit takes
   the scheduler-routed loop instead, saying so once (see
-  :mod:`dtlab.boosting.dask_collective`).
+  :mod:`dtlab.boosting.dask.collective`).
 
 A part never waits without a limit: every receive has a timeout, and a peer
 whose process died (its connection reset or closed) or fell silent ends the

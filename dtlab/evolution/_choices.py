@@ -3,7 +3,7 @@
 numba runs NumPy's own algorithms for ``Generator.random``, ``integers``,
 ``uniform`` and ``permutation`` on the generator it is handed (its state is
 advanced in place); ``choice`` it does not offer.  These functions redo what
-``choice`` does, step for step, so the compiled host loop (:mod:`._cpu`) draws
+``choice`` does, step for step, so the compiled host loop (:mod:`._operators_cpu`) draws
 exactly the numbers the plain reference (:mod:`.operators`, :mod:`.selection`)
 draws: ``choice(n, p=...)`` searches one uniform number in the normalised
 cumulative probabilities, whose sum NumPy forms by pairwise summation

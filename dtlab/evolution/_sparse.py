@@ -14,7 +14,7 @@ Inside numba code a CSR matrix travels as the tuple ``(indptr, indices, data)``
 (int64, int32, float32), and with its column count as a fourth item where host
 operators that take either layout need it (:func:`numba_rows`).  The generic
 accessors :func:`cell` and :func:`n_columns` let one compiled operator (the
-dipole test of :mod:`._cpu`) read a dense array and that tuple alike.
+dipole test of :mod:`._operators_cpu`) read a dense array and that tuple alike.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def feature_span(X) -> np.ndarray:
 
 
 def margins_csr(X, feature, threshold, left, right, missing_left, below, above) -> None:
-    """:func:`._cpu._margins` of a canonical CSR matrix, walked in CSR (``below`` and ``above`` in place)."""
+    """:func:`._operators_cpu._margins` of a canonical CSR matrix, walked in CSR (``below`` and ``above`` in place)."""
     _margins_csr(csr_arrays(X), np.int64(X.shape[0]), feature, threshold, left, right, missing_left, below, above)
 
 

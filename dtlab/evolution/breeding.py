@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from ._choices import _selection_cum
-from ._cpu import _crossover, _cuts_something, _mutate, _propagate_up, _prune_unprofitable
+from ._operators_cpu import _crossover, _cuts_something, _mutate, _propagate_up, _prune_unprofitable
 from .population import Population
 
 _NJIT = dict(cache=True, nogil=True)

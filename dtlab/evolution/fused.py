@@ -8,7 +8,7 @@ array arguments, the batch validated and its bitmasks built with NumPy, the
 evaluator's parallel region started and joined for a tiny batch.  Here the
 same generation runs as one numba call: :func:`~dtlab.evolution.breeding._breed`,
 the evaluation seed, the batch packed and prepared, every row through every
-changed tree on this thread (:func:`~dtlab.evolution.evaluators._cpu._rows_through_trees`,
+changed tree on this thread (:func:`~dtlab.evolution.evaluators._fitness_cpu._rows_through_trees`,
 the CPU evaluator's own kernel), the statistics stored, the local-pruning
 draws and the pruning, drawing every random number in the order of
 :func:`~dtlab.evolution.breeding.evaluate`, so the run gives the same trees,
@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from .breeding import _breed, _compact, _population, _prune_chosen, _store_stats
-from .evaluators._cpu import _rows_through_trees
+from .evaluators._fitness_cpu import _rows_through_trees
 from .evaluators._prepare import _masks, _salts, round_down
 from .evaluators.draws import EMPTY_HASH
 from .population import Population, _pack

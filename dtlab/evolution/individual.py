@@ -6,7 +6,7 @@ parallel arrays in breadth-first order: the root is node 0, children come
 after their parent and the two children of a node are adjacent
 (``right == left + 1``).  Breadth-first order makes packing a batch a plain
 concatenation and lets statistics flow from leaves to the root in one
-reverse sweep (:func:`~dtlab.evolution._cpu._propagate_up`).
+reverse sweep (:func:`~dtlab.evolution._operators_cpu._propagate_up`).
 
 Each individual also carries the statistics of its last evaluation (class
 counts and two drawn objects per class in every node).  Operators copy them
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..trees import PackedForest
 from ..trees.flat import breadth_first
-from ._cpu import _propagate_up
+from ._operators_cpu import _propagate_up
 from .evaluators import LeafStats
 from .evaluators.draws import EMPTY_HASH
 
@@ -324,7 +324,7 @@ def center_thresholds(ind: Individual, X: np.ndarray) -> Individual:
     on unseen data.  One pass over ``X`` (n_samples, n_features); the training
     predictions do not change.  Returns a new individual with the same statistics.
     """
-    from ._cpu import _margins
+    from ._operators_cpu import _margins
     from ._sparse import is_sparse, margins_csr
 
     below = np.full(ind.n_nodes, -np.inf)

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from .._jit import NJIT
-from ._rules import GAIN_RATIO, RAND_R_MAX
+from ._node_rules import GAIN_RATIO, RAND_R_MAX
 
 
 def rand_int(low, high, state):

@@ -1,7 +1,7 @@
 """Node statistics of the greedy growers: value and impurity of a node's rows, without and with weights.
 
-Shared by the CPU grower (:mod:`._cpu`), the CUDA host grower (:mod:`._cuda_grower`) and the weighted
-scans (:mod:`._weighted`).  Weighted statistics are scikit-learn's: a row adds its weight where an
+Shared by the CPU grower (:mod:`._grower_cpu`), the CUDA host grower (:mod:`._grower_cuda`) and the weighted
+scans (:mod:`._weighted_scans_cpu`).  Weighted statistics are scikit-learn's: a row adds its weight where an
 unweighted fit adds 1 (leaf value ``sum w y / sum w``, weighted class counts).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 
 from .._jit import NJIT
-from ._rules import GINI, MSE, entropy_term
+from ._node_rules import GINI, MSE, entropy_term
 
 
 @numba.njit(**NJIT)
@@ -66,7 +66,7 @@ def _class_impurity(counts, n, criterion):
 def reg_stats_weighted(ys, ws, s, e):
     """Weighted sum ``B``, weight ``W`` and MSE impurity of ``ys[s:e]`` with weights ``ws[s:e]``.
 
-    Returns ``(B, impurity, W)``; the impurity of equal targets is exactly 0 (as :func:`._cpu._reg_stats`).
+    Returns ``(B, impurity, W)``; the impurity of equal targets is exactly 0 (as :func:`._grower_cpu._reg_stats`).
     """
     b = 0.0
     a = 0.0

@@ -2,8 +2,8 @@
 
 The algorithm layer between the estimators (:mod:`dtlab.greedy.regressor`,
 :mod:`dtlab.greedy.classifier`) and the kernels (the CPU grower
-:mod:`._cpu` with :mod:`dtlab.splits.presort`, :mod:`._scans`, :mod:`._draws` and
-:mod:`._rules`; the CUDA grower :mod:`._cuda`).  It reproduces scikit-learn's conventions where they
+:mod:`._grower_cpu` with :mod:`dtlab.splits.presort`, :mod:`._scans_cpu`, :mod:`._draws` and
+:mod:`._node_rules`; the CUDA grower :mod:`._scans_cuda`).  It reproduces scikit-learn's conventions where they
 decide the tree: X is cast to float32 (scikit-learn does the same, so
 thresholds are midpoints of float32 values), ``-0.0`` counts as ``0.0``, and the
 random state is turned into the seed of scikit-learn's xorshift generator,
@@ -20,9 +20,9 @@ import numpy as np
 from ..backend import Backend, resolve_backend
 from ..splits import attribute_lists
 from ..trees import FlatTree
-from . import _rules
-from ._cpu import _grow
-from ._rules import CRITERIA, GAIN_RATIO, METHODS, RAND_R_MAX, VECTORIZED
+from . import _node_rules
+from ._grower_cpu import _grow
+from ._node_rules import CRITERIA, GAIN_RATIO, METHODS, RAND_R_MAX, VECTORIZED
 
 #: ``max_depth=None`` means this depth (scikit-learn uses the int32 maximum too).
 UNLIMITED_DEPTH = int(np.iinfo(np.int32).max)
@@ -88,7 +88,7 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     X32 : ndarray of shape (n_samples, n_features), float32, no inf
         From :func:`as_float32_features`; NaN marks a missing value (every split
         learns where the missing rows go, as scikit-learn's trees do: see
-        :mod:`._missing`).
+        :mod:`._missing_scans_cpu`).
     y : ndarray of shape (n_samples,)
         float64 targets (regression) or int32 class codes ``0..n_classes-1``.
     task : {"regression", "classification"}
@@ -103,7 +103,7 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     classes : ndarray of shape (n_classes,), optional
         Labels stored in the FlatTree (classification).
     sample_weight : ndarray of shape (n_samples,), float64, finite and >= 0, optional
-        Weights of the rows (:mod:`._weighted`, on CUDA :mod:`._cuda_weighted`):
+        Weights of the rows (:mod:`._weighted_scans_cpu`, on CUDA :mod:`._weighted_scans_cuda`):
         rows of weight 0 are left out (scikit-learn's splitter skips them too);
         weights that are all 1 grow the unweighted tree by the unweighted code.
         ``criterion="gain_ratio"`` takes them as C4.5 does (fractional cases:
@@ -135,16 +135,16 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     if missing and be.is_cuda:
         raise ValueError("backend='cuda' does not take missing values (NaN) in X yet: the CUDA split search has "
                          "no missing-value scans (the CPU's, which learn a direction per split as scikit-learn "
-                         "does, are in dtlab.greedy._missing); use backend='cpu', or impute X. NaN at predict "
-                         "time works on both backends")
+                         "does, are in dtlab.greedy._missing_scans_cpu); use backend='cpu', or impute X. NaN at "
+                         "predict time works on both backends")
     if missing and crit == GAIN_RATIO:
         raise ValueError("criterion='gain_ratio' does not take missing values (NaN) in X: C4.5 spreads such rows "
                          "over both children by weight, which is not implemented; use criterion='gini' or "
                          "'entropy' (each split learns a direction for missing values) or impute X first")
     XT = np.ascontiguousarray(X32.T)
-    parallel_min_work = _rules.PARALLEL_MIN_WORK  # looked up per fit, so that a test can lower it
+    parallel_min_work = _node_rules.PARALLEL_MIN_WORK  # looked up per fit, so that a test can lower it
     if be.is_cuda:
-        from ._cuda_grower import grow_cuda
+        from ._grower_cuda import grow_cuda
 
         arrays = grow_cuda(XT, y, crit, n_outputs, depth, min_samples_split, min_samples_leaf, seed, be, w)
     elif meth == VECTORIZED:

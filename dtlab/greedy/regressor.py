@@ -9,8 +9,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._validation import check_sample_weight, fit_target
 from ..backend import resolve_backend, thread_scope
+from ._node_rules import METHODS
 from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_features, has_missing
-from ._rules import METHODS
 from .builder import build_greedy_tree
 
 
@@ -81,7 +81,7 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     split learns where the rows missing its feature go (the side that gains
     more), ``tree_.missing_left``; a split whose node had none sends NaN at
     predict time to the child that got more training rows
-    (:mod:`dtlab.greedy._missing`).
+    (:mod:`dtlab.greedy._missing_scans_cpu`).
     """
 
     def __init__(self, *, max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,

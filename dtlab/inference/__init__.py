@@ -5,7 +5,7 @@ library's raw prediction for scikit-learn, XGBoost, LightGBM and dtlab trees.
 """
 
 from ..trees.model_import import SUPPORTED, to_ensemble
-from ._cpu import PARALLEL_MIN_TREE_ROWS
+from ._predict_cpu import PARALLEL_MIN_TREE_ROWS
 from .forest import METHODS, Forest
 
 __all__ = ["METHODS", "PARALLEL_MIN_TREE_ROWS", "SUPPORTED", "Forest", "to_ensemble"]

@@ -27,7 +27,7 @@ import numpy as np
 from .._validation import check_tree_input
 from ..backend import resolve_backend, resolve_threads, thread_scope, to_host
 from ..trees.model_import import to_ensemble
-from . import _cpu
+from . import _predict_cpu
 from .layout import (
     HEAP_MAX_DEPTH,
     heap_layout,
@@ -37,7 +37,7 @@ from .layout import (
     tree_runs_layout,
     tree_shape,
 )
-from .rules import fold_input_rules
+from .lightgbm_rules import fold_input_rules
 
 METHODS = ("auto", "traversal", "bitmask", "quickscorer")
 
@@ -164,7 +164,7 @@ class Forest:
             return self.finish(self._walk("sum", X, method, be, n_jobs))
         with thread_scope(n_jobs):
             if be.is_cuda:
-                from ._cuda_predict import choose_cuda, predict_cuda
+                from ._predict_cuda_host import choose_cuda, predict_cuda
 
                 X = self.prepare(to_host(X))  # the checks and missing-value rules run on the host
                 if method == "auto":  # measured on a GPU; "traversal" under the simulator (its timings mean nothing)
@@ -191,9 +191,9 @@ class Forest:
         return self._walk("leaves", X, "traversal", resolve_backend(backend, X), n_jobs)
 
     def _walk(self, what: str, X: Any, method: str, be, n_jobs) -> np.ndarray:
-        """Sums (``what="sum"``) or leaves by the walk with categorical tests (:mod:`.categorical`): the
+        """Sums (``what="sum"``) or leaves by the walk with categorical tests (:mod:`.categorical_walk`): the
         methods whose tables hold thresholds only (bitmask, quickscorer) cannot test a set."""
-        from . import categorical
+        from . import categorical_walk as categorical
 
         if what == "sum" and method not in ("auto", "traversal"):
             raise ValueError(f"method={method!r} tests thresholds only; this model has categorical splits: use "
@@ -213,18 +213,19 @@ class Forest:
         walks in a few microseconds.  This path takes a C-contiguous float32 /
         float64 array with the model's number of columns and no missing-value
         rules to apply, small enough for the serial kernels
-        (:data:`~dtlab.inference._cpu.PARALLEL_MIN_TREE_ROWS`), so it needs no
+        (:data:`~dtlab.inference._predict_cpu.PARALLEL_MIN_TREE_ROWS`), so it needs no
         thread pool (``n_jobs`` is only checked), no copy and no backend
         lookup; the input checks are those of :meth:`prepare` (inf is an
         error, NaN is missing), done by one compiled scan.  The kernel and its
         arguments come from :meth:`_plan`, cached per method and dtype.
         """
         if (X.ndim != 2 or X.dtype.char not in "fd" or X.shape[1] != self._n_features or self._has_rules
-                or not 0 < X.shape[0] * self._n_trees < _cpu.PARALLEL_MIN_TREE_ROWS or not X.flags.c_contiguous):
+                or not 0 < X.shape[0] * self._n_trees < _predict_cpu.PARALLEL_MIN_TREE_ROWS
+                or not X.flags.c_contiguous):
             return None
         if n_jobs is not None:
             resolve_threads(n_jobs)  # a bad n_jobs is an error here too; one thread walks a small batch
-        if _cpu.has_inf(X.ravel()):
+        if _predict_cpu.has_inf(X.ravel()):
             raise ValueError("X contains inf; only finite values (and NaN for missing) are allowed")
         dtype = self.ensemble.input_dtype
         if dtype is not None and X.dtype != dtype:
@@ -255,7 +256,7 @@ class Forest:
         if X.size >= 2**32:
             raise ValueError("X has 2^32 values or more; predict it in row blocks (or as a dask array)")
         kernel, _, flat, args = self._plan(method, X.dtype)
-        _cpu.for_size(kernel, X.shape[0], self._n_trees)(X.ravel() if flat else X, *args, out)
+        _predict_cpu.for_size(kernel, X.shape[0], self._n_trees)(X.ravel() if flat else X, *args, out)
         return out
 
     def _plan(self, method: str, dtype) -> tuple:
@@ -299,8 +300,8 @@ class Forest:
         else:
             raise ValueError(f"method must be one of {METHODS[1:]} (or traversal_heap, traversal_nodes), "
                              f"got {method!r}")
-        kernel = getattr(_cpu, name)
-        plan = self._plans[key] = (kernel, _cpu.SERIAL[kernel], flat, args)
+        kernel = getattr(_predict_cpu, name)
+        plan = self._plans[key] = (kernel, _predict_cpu.SERIAL[kernel], flat, args)
         return plan
 
     def finish(self, summed: np.ndarray) -> np.ndarray:

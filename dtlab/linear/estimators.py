@@ -62,10 +62,10 @@ def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, f
     dict with ``classes``, ``coef`` (n_problems, n_features), ``intercept`` (n_problems,), ``results`` (one
     :class:`~dtlab.linear.tron.TronResult` per problem), ``eps`` (the scaled tolerances), ``backend``,
     ``placement`` (a dict, see :func:`~dtlab.linear.placement.build_objective`), ``n_threads``.
-    With a Dask ``executor`` the rows stay on the cluster's workers (:mod:`dtlab.linear.dask_fit`).
+    With a Dask ``executor`` the rows stay on the cluster's workers (:mod:`dtlab.linear.dask`).
     """
     if uses_dask(executor, X, y):
-        from .dask_fit import fit_on_dask
+        from .dask import fit_on_dask
 
         if class_weight is not None:
             raise ValueError("class_weight is not supported with a Dask executor (fit in one process, "
@@ -231,7 +231,7 @@ class TronLogisticRegression(_TronClassifier):
         Who runs the fit (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for
         the session's default client, an address, or a client -- each keeping a partition of the rows for
         the whole fit; f, the gradient and every Hessian-vector product are summed over the workers, the
-        trust region or line search runs here (Zhuang, Chin, Juan, Lin 2015; :mod:`dtlab.linear.dask_fit`).
+        trust region or line search runs here (Zhuang, Chin, Juan, Lin 2015; :mod:`dtlab.linear.dask`).
         Dask arrays (dense or CSR chunks) and DataFrames need a Dask executor; host data is scattered.
     verbose : int, default=0
         Print one line per Newton iteration, as LIBLINEAR does.

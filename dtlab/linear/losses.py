@@ -5,7 +5,7 @@
 ``"logistic"``       ``loss(t) = log(1 + exp(-t))``           (LIBLINEAR ``-s 0``)
 ``"squared_hinge"``  ``loss(t) = max(0, 1 - t)^2``             (LIBLINEAR ``-s 2``, the L2-SVM)
 
-A loss object serves one *row block* (:mod:`._operators`): the rows one memory
+A loss object serves one *row block* (:mod:`._row_blocks`): the rows one memory
 holds.  :class:`L2Objective` adds ``1/2 w.w`` to the sum over blocks and is
 what the solver (:func:`dtlab.linear.tron`) sees: ``fun``, ``grad``, ``hv``,
 ``diag`` (the Hessian diagonal of LIBLINEAR's preconditioner) and the line
@@ -34,8 +34,8 @@ import numba
 import numpy as np
 
 from ..backend import to_host
-from . import _cpu
-from ._operators import NumbaCsrRows
+from . import _products_cpu
+from ._row_blocks import NumbaCsrRows
 from .vector_ops import XpOps
 
 
@@ -47,8 +47,8 @@ def _convert(array: Any, xp: Any) -> Any:
 class _BlockLoss:
     """Shared state of a loss on one row block: labels ±1, C, and the kept ``z = X w``.
 
-    On a :class:`~._operators.NumbaCsrRows` block (``fused``) the row-wise work
-    runs in the numba kernels of :mod:`._cpu`, in LIBLINEAR's order of
+    On a :class:`~._row_blocks.NumbaCsrRows` block (``fused``) the row-wise work
+    runs in the numba kernels of :mod:`._products_cpu`, in LIBLINEAR's order of
     operations; elsewhere it is ``xp`` array expressions.
     """
 
@@ -64,8 +64,8 @@ class _BlockLoss:
 
     def _row_kernels(self):
         """Row-loop kernels and their chunk count; a row costs an exp and a log, about ten products' worth."""
-        k = _cpu.kernels(10 * len(self.y))
-        return k, (max(1, min(numba.get_num_threads(), len(self.y))) if k is _cpu.PARALLEL else 1)
+        k = _products_cpu.kernels(10 * len(self.y))
+        return k, (max(1, min(numba.get_num_threads(), len(self.y))) if k is _products_cpu.PARALLEL else 1)
 
     def value(self, w, init: float = 0.0):
         """``init +`` the loss sum at ``w`` (a 0-d ``xp`` array or a float); keeps ``z = X w``."""
@@ -138,7 +138,7 @@ class SquaredHingeLoss(_BlockLoss):
         xp, y, z = self.xp, self.y, self.z
         if self.fused:
             rows, u = np.empty(len(z), dtype=np.int64), np.empty_like(z)
-            m = _cpu._squared_hinge_active(z, y, self.C, rows, u)
+            m = _products_cpu._squared_hinge_active(z, y, self.C, rows, u)
             rows, self.u = rows[:m], u[:m]
         else:
             yz = y * z
@@ -163,12 +163,12 @@ LOSSES = {"logistic": LogisticLoss, "squared_hinge": SquaredHingeLoss}
 
 
 class LiblinearVectorOps:
-    """The same reductions on the host in the order of LIBLINEAR's BLAS (:mod:`._cpu`)."""
+    """The same reductions on the host in the order of LIBLINEAR's BLAS (:mod:`._products_cpu`)."""
 
-    dot = staticmethod(_cpu.ddot)
-    seq_dot = staticmethod(_cpu.seq_dot)
-    norm = staticmethod(_cpu.dnrm2)
-    uMv = staticmethod(_cpu.uTMv)
+    dot = staticmethod(_products_cpu.ddot)
+    seq_dot = staticmethod(_products_cpu.seq_dot)
+    norm = staticmethod(_products_cpu.dnrm2)
+    uMv = staticmethod(_products_cpu.uTMv)
 
     @staticmethod
     def fetch(*values) -> tuple:
@@ -179,21 +179,21 @@ class LiblinearVectorOps:
     def floor(value: float, tiny: float = 1e-300) -> float:
         return max(value, tiny)
 
-    # CG's vector updates (XpOps's, fused in :mod:`._cpu`; the same values)
+    # CG's vector updates (XpOps's, fused in :mod:`._products_cpu`; the same values)
     @staticmethod
     def cg_start(g, M):
         s, r, z, d = (np.empty(g.shape[0]) for _ in range(4))
-        return s, r, z, d, _cpu.cg_start(g, M, s, r, z, d)
+        return s, r, z, d, _products_cpu.cg_start(g, M, s, r, z, d)
 
     @staticmethod
     def cg_trial(alpha, d, Hd, s, r, g, M, spare=None):
         s_new, r_new, z_new = spare if spare is not None else (np.empty_like(s) for _ in range(3))
-        newQ, zTr = _cpu.cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new)
+        newQ, zTr = _products_cpu.cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new)
         return s_new, r_new, z_new, newQ, zTr
 
     @staticmethod
     def cg_direction(zTr_new, zTr, d, z):
-        _cpu.cg_direction(zTr_new / zTr, d, z)
+        _products_cpu.cg_direction(zTr_new / zTr, d, z)
         return d
 
 

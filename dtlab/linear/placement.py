@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse
 
 from ..backend import Backend
-from ._operators import ArrayRows, NumbaCsrRows
+from ._row_blocks import ArrayRows, NumbaCsrRows
 from .losses import LOSSES, L2Objective
 
 PLACEMENTS = ("auto", "device", "mixed")

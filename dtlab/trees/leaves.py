@@ -2,8 +2,8 @@
 
 The walk is :func:`dtlab.trees.walk.find_leaf` (one row, root to leaf),
 compiled with ``numba.njit`` and called from a ``prange`` loop over rows in
-:mod:`dtlab.trees._cpu`, and as a CUDA device function from a
-one-thread-per-row kernel in :mod:`dtlab.trees._cuda`.  Both give the same leaf
+:mod:`dtlab.trees._apply_cpu`, and as a CUDA device function from a
+one-thread-per-row kernel in :mod:`dtlab.trees._apply_cuda`.  Both give the same leaf
 bit for bit.  ``apply_reference`` runs the same plain function uncompiled.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import check_tree_input
 from ..backend import resolve_backend
 from . import walk
-from ._cpu import _apply_cpu
+from ._apply_cpu import _apply_cpu
 
 
 def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
@@ -34,7 +34,7 @@ def apply(tree, X: Any, backend: str = "auto") -> np.ndarray:
     """
     be = resolve_backend(backend, X)
     if be.is_cuda:
-        from ._cuda import apply_cuda
+        from ._apply_cuda import apply_cuda
 
         return apply_cuda(tree, X, be)
     X = check_tree_input(X, tree.n_features)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
-from dtlab.boosting._categorical import left_bins
+from dtlab.boosting._categorical_splits import left_bins
 
 
 def brute_force(hg, hh, n_bins, lam, mcw):
@@ -151,7 +151,9 @@ def test_bad_codes_and_exact(rng, bad, match):
     with pytest.raises(ValueError, match=match):
         GBDTRegressor(split_method="hist", categorical_features=[1]).fit(X, y)
     with pytest.raises(ValueError, match="split_method='hist'"):
-        GBDTRegressor(categorical_features=[1]).fit(np.abs(np.nan_to_num(np.round(X))), y)
+        GBDTRegressor(split_method="exact", categorical_features=[1]).fit(np.abs(np.nan_to_num(np.round(X))), y)
+    # the default, split_method="auto", takes the histograms for categorical features
+    assert GBDTRegressor(categorical_features=[1]).fit(np.abs(np.nan_to_num(np.round(X))), y).split_method_ == "hist"
     with pytest.raises(ValueError, match="categories"):
         GBDTRegressor(split_method="hist", categorical_features=[1], max_bins=4).fit(
             np.abs(np.nan_to_num(np.round(X * 3))), y)

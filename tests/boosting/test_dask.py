@@ -12,7 +12,8 @@ dd = pytest.importorskip("dask.dataframe")
 
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
-from dtlab.boosting import GBDTClassifier, GBDTRegressor, dask_collective, dask_fit  # noqa: E402
+from dtlab.boosting import GBDTClassifier, GBDTRegressor  # noqa: E402
+from dtlab.boosting.dask import collective as dask_collective  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
@@ -78,16 +79,15 @@ def test_exact_on_a_dask_dataframe_and_sparse_input(client):
 
 
 @pytest.mark.parametrize("loop", ["collective", "scheduler"])
-def test_hist_gives_the_single_process_trees_where_sums_are_exact(client, loop, monkeypatch):
+def test_hist_gives_the_single_process_trees_where_sums_are_exact(client, loop):
     """Squared error on small-integer targets, learning rate 1/2: every sum of g and h is exact, so the order
     in which the workers' histograms are added does not matter."""
-    monkeypatch.setattr(dask_fit, "HIST_LOOP", loop)
     X, z = data(n=1200, missing=0.05)
     y = np.clip(np.round(z), -2, 2).astype(np.float32) + 3  # targets 1..5
     params = dict(n_estimators=5, max_depth=4, split_method="hist", max_bins=32, learning_rate=0.5, n_jobs=1)
     local = GBDTRegressor(**params).fit(X, y)
     Xd = da.from_array(X, chunks=(250, 3))
-    dist = GBDTRegressor(**params, executor=client).fit(Xd, da.from_array(y, chunks=250))
+    dist = GBDTRegressor(**params, executor=client, dask_hist_loop=loop).fit(Xd, da.from_array(y, chunks=250))
     assert_same_trees(dist, local)
     stats = dist.dask_stats_
     assert stats["loop"] == loop
@@ -98,7 +98,7 @@ def test_hist_gives_the_single_process_trees_where_sums_are_exact(client, loop, 
 
 
 @pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])
-def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind, monkeypatch):
+def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind):
     """Sums that are not exact: the workers add the parts' histograms in the order the client does, so the
     collective loop's trees are the scheduler-driven loop's, bit for bit, with far fewer scheduler round trips;
     the same trees with a task per round (a callback to call between rounds) or many rounds per task (none)."""
@@ -110,8 +110,8 @@ def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind, monkey
     fits = {}
     for loop, callbacks in (("scheduler", None), ("collective", [lambda r, record: seen.append(r)]),
                             ("batched", None)):
-        monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler" if loop == "scheduler" else "collective")
-        fits[loop] = Est(**params).fit(X, y, callbacks=callbacks)
+        hist_loop = "scheduler" if loop == "scheduler" else "collective"
+        fits[loop] = Est(**params, dask_hist_loop=hist_loop).fit(X, y, callbacks=callbacks)
         assert fits[loop].dask_stats_["loop"] == ("scheduler" if loop == "scheduler" else "collective")
     assert seen == list(range(params["n_estimators"]))
     assert_same_trees(fits["collective"], fits["scheduler"])
@@ -125,14 +125,13 @@ def test_collective_and_scheduler_loops_grow_the_same_trees(client, kind, monkey
     assert tree_messages > 3 * params["n_estimators"]
 
 
-def test_collective_with_an_odd_number_of_features_grows_the_scheduler_loops_trees(client, monkeypatch):
+def test_collective_with_an_odd_number_of_features_grows_the_scheduler_loops_trees(client):
     """Two ranks keep the summed histograms of 3 and 4 of 7 features each (a reduce-scatter of uneven halves)."""
     X, z = data(n=700, d=7, seed=5)
     params = dict(n_estimators=3, max_depth=4, split_method="hist", learning_rate=0.3, n_jobs=1, executor=client)
     fits = {}
     for loop in ("scheduler", "collective"):
-        monkeypatch.setattr(dask_fit, "HIST_LOOP", loop)
-        fits[loop] = GBDTClassifier(**params).fit(X, (z > 0).astype(int))
+        fits[loop] = GBDTClassifier(**params, dask_hist_loop=loop).fit(X, (z > 0).astype(int))
     assert fits["collective"].dask_stats_["loop"] == "collective"
     assert_same_trees(fits["collective"], fits["scheduler"])
 
@@ -145,8 +144,7 @@ def test_the_collective_falls_back_to_the_scheduler_loop_where_it_cannot_start(c
     params = dict(n_estimators=3, max_depth=3, split_method="hist", n_jobs=1)
     dist = GBDTRegressor(**params, executor=client).fit(X, z)
     assert dist.dask_stats_["loop"] == "scheduler"
-    monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler")
-    assert_same_trees(dist, GBDTRegressor(**params, executor=client).fit(X, z))
+    assert_same_trees(dist, GBDTRegressor(**params, executor=client, dask_hist_loop="scheduler").fit(X, z))
 
 
 def _no_sockets(*args):

@@ -14,13 +14,12 @@ import pytest
 
 import dtlab.boosting
 import dtlab.distributed.cluster
+from tests.boosting.test_dask_plots import scaling_result
 from workbench.boosting import dask_bench as B
 from workbench.boosting import dask_experiments as DE
 from workbench.boosting.dask_bench import ScalingModel
 from workbench.boosting.dask_plots import dask_captions
 from workbench.registry import BENCHMARKS, RunContext
-
-from .test_dask_plots import scaling_result
 
 HIST, XGB, LGBM = "dtlab hist", "xgboost.dask hist", "lightgbm.dask"
 

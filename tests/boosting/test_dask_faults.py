@@ -12,7 +12,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from dtlab.boosting import GBDTClassifier, dask_collective, dask_fit  # noqa: E402
+from dtlab.boosting import GBDTClassifier  # noqa: E402
+from dtlab.boosting.dask import collective as dask_collective  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
 from dtlab.distributed.collective import CollectiveError  # noqa: E402
 from dtlab.distributed.dask_executor import ClusterError  # noqa: E402
@@ -64,13 +65,12 @@ class KillMidFit:
 @pytest.mark.parametrize("split_method", ["hist", "exact"])
 def test_a_killed_worker_process_mid_fit_gives_the_same_model(process_cluster, split_method, monkeypatch):
     """The scheduler-driven loops: every part is driven by numbered messages, so a lost one is rebuilt."""
-    monkeypatch.setattr(dask_fit, "HIST_LOOP", "scheduler")
     X, y = _data()
     params = dict(n_estimators=12, max_depth=5, split_method=split_method, n_jobs=1)
     local = GBDTClassifier(**params).fit(X, y)
     killer = KillMidFit(process_cluster, at=3)
     start = time.monotonic()
-    dist = GBDTClassifier(**params, executor=process_cluster).fit(X, y, callbacks=[killer])
+    dist = GBDTClassifier(**params, executor=process_cluster, dask_hist_loop="scheduler").fit(X, y, callbacks=[killer])
     elapsed = time.monotonic() - start
     assert killer.killed, "no worker was killed"
     assert dist.dask_stats_["resent"] >= 1  # the lost part was placed again
@@ -153,7 +153,7 @@ def _wait_for_workers(client, n, gone=(), timeout=60):
 def test_a_killed_worker_process_mid_fit_gives_the_same_tron_model(process_cluster, monkeypatch):
     """The kill lands inside a CG round of the second Newton iteration (its parts long placed): the lost part is
     rebuilt from the host's copy and brought to the solver's point by its journal."""
-    from dtlab.linear import dask_fit
+    from dtlab.linear import dask as dask_fit
 
     X, y = _data(n=40000, d=40, seed=1)
     params = dict(C=1.0, tol=1e-6, solver="newton")

@@ -15,11 +15,11 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from dtlab.boosting import GBDTClassifier, dask_collective  # noqa: E402
+from dtlab.boosting import GBDTClassifier  # noqa: E402
+from dtlab.boosting.dask import collective as dask_collective  # noqa: E402
 from dtlab.distributed import collective  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
-
-from .test_dask import assert_same_trees, data  # noqa: E402
+from tests.boosting.test_dask import assert_same_trees, data  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
 

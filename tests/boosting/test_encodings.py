@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dtlab.boosting import GBDTClassifier
-from dtlab.boosting.encodings import categorical_data, categorical_vs_onehot
 from workbench.boosting import plots
+from workbench.boosting.encodings import categorical_data, categorical_vs_onehot
 
 
 def test_native_categorical_splits_beat_one_hot_at_small_depth():

@@ -5,8 +5,7 @@ import pytest
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
 from dtlab.trees import PackedForest
-
-from .conftest import tie_free
+from tests.boosting.conftest import tie_free
 
 
 def test_predictions_are_the_packed_forest_walked(rng):

@@ -7,8 +7,7 @@ import scipy.sparse
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
 from dtlab.boosting._exact_cpu import _best_split_segment
 from dtlab.splits import presort_columns
-
-from .conftest import assert_same_tree, tie_free, xgb_tree_nodes
+from tests.boosting.conftest import assert_same_tree, tie_free, xgb_tree_nodes
 
 xgb = pytest.importorskip("xgboost")
 

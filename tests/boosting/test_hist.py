@@ -96,7 +96,7 @@ def test_hist_accuracy_close_to_exact_on_continuous_data(rng):
 
 @pytest.mark.parametrize("n_chunks,parallel", [(1, False), (3, False), (3, True), (7, True)])
 def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, parallel):
-    from dtlab.boosting._hist_rows_cpu import _split_rows
+    from dtlab.boosting._rows_cpu import _split_rows
 
     n, d, miss_bin = 500, 3, 15
     bins = rng.integers(0, 16, size=(n, d)).astype(np.uint8)  # bin 15: missing
@@ -126,7 +126,7 @@ def test_split_rows_is_the_stable_partition_whatever_the_chunks(rng, n_chunks, p
 def test_one_pass_split_is_the_two_pass_split_with_the_childrens_sums(rng):
     """The serial split (rows and the children's sums in one pass) against the parallel kernel's two passes
     and the segment sums, bit for bit, and the sums against a plain loop in row order."""
-    from dtlab.boosting._hist_rows_cpu import _segment_sums, _split_rows, _split_rows_summed
+    from dtlab.boosting._rows_cpu import _segment_sums, _split_rows, _split_rows_summed
 
     n, d, miss_bin = 600, 3, 15
     bins = rng.integers(0, 16, size=(n, d)).astype(np.uint8)
@@ -192,7 +192,7 @@ def test_bin_values_is_the_number_of_cuts_at_or_below_each_value(rng, n_cuts):
 
 
 def test_radix_sort_sorts_float_keys_as_np_sort(rng):
-    from dtlab.boosting.dask_bins import _keys_into, _radix_sort, float32_keys
+    from dtlab.boosting.dask.bins import _keys_into, _radix_sort, float32_keys
 
     values = np.concatenate([rng.normal(size=3001), [0.0, -0.0, -5.0, 5.0, np.inf, -np.inf] * 3]).astype(np.float32)
     keys = np.empty(values.shape[0], np.uint32)

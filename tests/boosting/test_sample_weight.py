@@ -5,8 +5,7 @@ import pytest
 import scipy.sparse
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
-
-from .conftest import assert_same_tree, tie_free, xgb_tree_nodes
+from tests.boosting.conftest import assert_same_tree, tie_free, xgb_tree_nodes
 
 XGB_COMMON = dict(tree_method="exact", max_depth=4, learning_rate=0.3, reg_lambda=1.0, n_estimators=6, n_jobs=2)
 

@@ -6,8 +6,7 @@ import pytest
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
 from dtlab.boosting.sampling import Sampler, feature_sample, row_sample, uniforms
-
-from .conftest import tie_free
+from tests.boosting.conftest import tie_free
 
 
 def test_draws_are_a_function_of_seed_tree_and_index():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, script
+from tests.browser.conftest import ROOT, script
 
 notebook_times = script("notebook_times")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, script
+from tests.browser.conftest import ROOT, script
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 

@@ -17,8 +17,7 @@ from dtlab.evolution.individual import pack
 from dtlab.evolution.testing import random_individuals
 from dtlab.trees import PackedForest
 from dtlab.trees.bitmask import forest_masks, round_thresholds_down
-
-from .test_gdt_compiled import _context, _start, assert_same_state
+from tests.evolution.test_gdt_compiled import _context, _start, assert_same_state
 
 SEEDED_RUNS = Path(__file__).with_name("data") / "seeded_runs.json"
 

@@ -18,7 +18,7 @@ quiet_overflow = pytest.mark.filterwarnings("ignore:overflow encountered:Runtime
 def test_lowest_bit_of_every_64_bit_position():
     """The device function on each bit 0-63 and on random words, against numpy: the simulator's ``cuda.ffs``
     truncates to 32 bits (bit 40 gave 8), the 32-bit halves give the right index on both."""
-    from dtlab.evolution.evaluators._cuda import lowest_bit
+    from dtlab.evolution.evaluators._fitness_cuda import lowest_bit
 
     low_bit = cuda.jit(device=True)(lowest_bit)
 

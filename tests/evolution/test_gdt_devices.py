@@ -166,7 +166,7 @@ def test_data_too_large_for_the_gpus_fail_before_allocating(monkeypatch):
 
     monkeypatch.setattr(cuda_module.CudaEvaluator, "device_free_bytes", lambda self: [1000, 1000])
     allocated = []
-    monkeypatch.setattr("dtlab.evolution.evaluators._cuda.CudaShard", lambda *a, **k: allocated.append(a))
+    monkeypatch.setattr("dtlab.evolution.evaluators._fitness_cuda.CudaShard", lambda *a, **k: allocated.append(a))
     X, y = chess3x3(200, seed=0)  # 200 rows x 12 bytes: 2,400 bytes
     clf = GDTClassifier(backend="cuda", max_generations=1)
     with pytest.raises(MemoryError, match=r"need 0\.00 GiB .* 2 simulated GPUs.* Nothing was allocated"):

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from dtlab.datasets import shard
 from dtlab.evolution import EVALUATORS, CpuEvaluator, LeafStats, NumpyEvaluator, merge_stats, resolve_evaluator
-from dtlab.evolution._cpu import _propagate_up
-from dtlab.evolution.evaluators._cpu import ROW_CHUNK, _evaluate_range_parallel, _splitmix64
+from dtlab.evolution._operators_cpu import _propagate_up
+from dtlab.evolution.evaluators._fitness_cpu import ROW_CHUNK, _evaluate_range_parallel, _splitmix64
 from dtlab.evolution.evaluators.draws import EMPTY_HASH, compile_row_functions, splitmix64, tree_salts
 from dtlab.evolution.individual import apply_stats, pack, to_flat_tree
 from dtlab.evolution.testing import random_individuals as random_trees

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from dtlab.backend import cuda_status
 from dtlab.datasets import chess3x3
 from dtlab.evolution import GDTClassifier, NumpyEvaluator
-from dtlab.evolution._cpu import _dipole_test
+from dtlab.evolution._operators_cpu import _dipole_test
 from dtlab.evolution._sparse import check_gdt_X, numba_rows
 from dtlab.evolution.evaluators.base import BatchWork
 from dtlab.evolution.evaluators.sparse import SparseCpuEvaluator, evaluate_csr

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 
-from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor, _rules
+from dtlab.greedy import DecisionTreeClassifier, DecisionTreeRegressor
 from workbench.catalog import load_all
 from workbench.greedy import experiments as G
 from workbench.registry import BENCHMARKS, FIGURES
@@ -84,7 +84,9 @@ def test_parallel_scans_grow_the_same_tree(monkeypatch):
     serial = (DecisionTreeRegressor(random_state=0).fit(X, y).tree_,
               DecisionTreeClassifier(random_state=0).fit(X, yc).tree_)
     # nodes of >= 600 rows go parallel (each parallel region is costly on a busy machine)
-    monkeypatch.setattr(_rules, "PARALLEL_MIN_WORK", 3_000)
+    from dtlab.greedy import _node_rules
+
+    monkeypatch.setattr(_node_rules, "PARALLEL_MIN_WORK", 3_000)
     parallel = (DecisionTreeRegressor(random_state=0).fit(X, y).tree_,
                 DecisionTreeClassifier(random_state=0).fit(X, yc).tree_)
     assert serial[0].equals(parallel[0]) and serial[1].equals(parallel[1])

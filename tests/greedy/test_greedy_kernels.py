@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dtlab.greedy import _draws, _rules, _scans
+from dtlab.greedy import _draws, _node_rules, _scans_cpu
 from dtlab.greedy.builder import as_float32_features, sklearn_seed
 from dtlab.splits import presort, scan_prefix
 from dtlab.testing import random_sorted_segment
@@ -38,9 +38,9 @@ def test_rand_int_is_sklearn_xorshift(seed):
 
 
 def test_sklearn_seed_is_first_randint_draw():
-    assert sklearn_seed(7) == np.random.RandomState(7).randint(0, _rules.RAND_R_MAX)
+    assert sklearn_seed(7) == np.random.RandomState(7).randint(0, _node_rules.RAND_R_MAX)
     rs = np.random.RandomState(3)
-    assert sklearn_seed(rs) == np.random.RandomState(3).randint(0, _rules.RAND_R_MAX)
+    assert sklearn_seed(rs) == np.random.RandomState(3).randint(0, _node_rules.RAND_R_MAX)
 
 
 def test_presort_is_stable_value_then_row_order(rng):
@@ -59,7 +59,7 @@ def _reference_best_split(xs, ys, msl):
     m = len(xs)
     best, best_nl = -np.inf, -1
     for nl in range(1, m):
-        if nl < msl or m - nl < msl or xs[nl] <= xs[nl - 1] + _rules.FEATURE_THRESHOLD:
+        if nl < msl or m - nl < msl or xs[nl] <= xs[nl - 1] + _node_rules.FEATURE_THRESHOLD:
             continue
         bl, br = ys[:nl].sum(), ys[nl:].sum()
         p = bl * bl / nl + br * br / (m - nl)
@@ -74,9 +74,9 @@ def test_mse_scans_agree_with_reference(rng, msl):
         m = int(rng.integers(2, 60))
         xs = np.sort(rng.integers(0, 8, m).astype(np.float32) if trial % 2 else rng.random(m).astype(np.float32))
         ys = rng.normal(size=m)
-        thr = _rules.FEATURE_THRESHOLD
+        thr = _node_rules.FEATURE_THRESHOLD
         vec = scan_prefix(xs, ys, None, 0, m, msl, 0.0, thr, np.empty(m), None, *NO_MISSING)
-        inc = _scans._scan_mse_incremental(xs, ys, 0, m, msl, _rules.FEATURE_THRESHOLD)
+        inc = _scans_cpu._scan_mse_incremental(xs, ys, 0, m, msl, _node_rules.FEATURE_THRESHOLD)
         assert vec == inc  # same sums in the same order: bit for bit
         ref = _reference_best_split(xs, ys, msl)
         assert vec[1] == ref[1]
@@ -86,13 +86,13 @@ def test_mse_scans_agree_with_reference(rng, msl):
 
 @pytest.mark.parametrize("msl", [1, 3])
 def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
-    thr = _rules.FEATURE_THRESHOLD
+    thr = _node_rules.FEATURE_THRESHOLD
     for trial in range(20):
         n, s, e, xs = random_sorted_segment(rng, trial)
         g = rng.normal(size=n)
         unit = scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, *NO_MISSING)
         ones = scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), *NO_MISSING)
-        inc = _scans._scan_mse_incremental(xs, g, s, e, msl, thr)
+        inc = _scans_cpu._scan_mse_incremental(xs, g, s, e, msl, thr)
         assert unit == ones == inc  # bit for bit
 
 
@@ -100,7 +100,7 @@ def test_rules_compiled_equal_plain_and_child_rule_is_sklearns(rng):
     for _ in range(300):
         max_depth = int(rng.integers(0, 5))
         msl = int(rng.integers(1, 4))
-        mss = _rules.min_split(int(rng.integers(2, 8)), msl)
+        mss = _node_rules.min_split(int(rng.integers(2, 8)), msl)
         depth = int(rng.integers(0, 5))
         m = int(rng.integers(1, 20))
         nl = int(rng.integers(1, m + 1))
@@ -109,12 +109,12 @@ def test_rules_compiled_equal_plain_and_child_rule_is_sklearns(rng):
                            ("keeps_split", (1000, m, nl, imp, imp_l, imp_r)),
                            ("improvement", (1000, m, nl, imp, imp_l, imp_r)),
                            ("child_can_split", (depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl))]:
-            rule = getattr(_rules, name)
+            rule = getattr(_node_rules, name)
             assert rule(*args) == rule.py_func(*args)
         # the test the grower used before it was written with is_leaf
-        expected = depth + 1 < max_depth and ((nl >= mss and imp_l > _rules.EPSILON) or
-                                              (m - nl >= mss and imp_r > _rules.EPSILON))
-        assert _rules.child_can_split(depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl) == expected
+        expected = depth + 1 < max_depth and ((nl >= mss and imp_l > _node_rules.EPSILON) or
+                                              (m - nl >= mss and imp_r > _node_rules.EPSILON))
+        assert _node_rules.child_can_split(depth, nl, m - nl, imp_l, imp_r, max_depth, mss, msl) == expected
 
 
 def test_naive_scan_finds_same_position(rng):
@@ -124,7 +124,7 @@ def test_naive_scan_finds_same_position(rng):
         y = rng.normal(size=m)
         samples = np.arange(m, dtype=np.int64)
         xs = np.sort(x)
-        naive = _scans._scan_mse_naive(xs, x, y, samples, 0, m, 1, _rules.FEATURE_THRESHOLD)
+        naive = _scans_cpu._scan_mse_naive(xs, x, y, samples, 0, m, 1, _node_rules.FEATURE_THRESHOLD)
         order = np.argsort(x, kind="stable")
         ref = _reference_best_split(xs, y[order], 1)
         assert naive[1] == ref[1]
@@ -134,7 +134,7 @@ def test_naive_scan_finds_same_position(rng):
 def test_feature_threshold_merges_close_values():
     xs = np.array([0.0, 5e-8, 1.0, 1.0, 2.0], dtype=np.float32)
     ys = np.array([0.0, 10.0, 0.0, 0.0, 0.0])
-    best, nl = _scans._scan_mse_incremental(xs, ys, 0, 5, 1, _rules.FEATURE_THRESHOLD)
+    best, nl = _scans_cpu._scan_mse_incremental(xs, ys, 0, 5, 1, _node_rules.FEATURE_THRESHOLD)
     assert nl != 1  # 0 and 5e-8 are one value: no threshold between them
     assert nl == 2
 
@@ -145,7 +145,8 @@ def test_gini_scan_matches_plain_gini(rng):
         xs = np.sort(rng.integers(0, 6, m)).astype(np.float32)
         ys = rng.integers(0, 3, m).astype(np.int32)
         cnt_l, cnt_r = np.zeros(3), np.zeros(3)
-        best, nl, _, _ = _scans._scan_classes(xs, ys, 0, m, 1, _rules.FEATURE_THRESHOLD, _rules.GINI, cnt_l, cnt_r)
+        best, nl, _, _ = _scans_cpu._scan_classes(xs, ys, 0, m, 1, _node_rules.FEATURE_THRESHOLD, _node_rules.GINI,
+                                                  cnt_l, cnt_r)
         ref_best, ref_nl = -np.inf, -1
         for k in range(1, m):
             if xs[k] <= xs[k - 1]:
@@ -174,7 +175,8 @@ def test_select_feature_compiled_equals_plain():
             constant = features0.copy()
             state = np.array([trial + 1], dtype=np.int64)
             best, n_total = fn(features, constant, n_known, state, args_f["f_const"], args_f["f_score"],
-                               args_f["f_pos"], args_f["f_gain"], args_f["f_ratio"], _rules.MSE, np.empty(F, np.int64))
+                               args_f["f_pos"], args_f["f_gain"], args_f["f_ratio"], _node_rules.MSE,
+                               np.empty(F, np.int64))
             outs.append((best, n_total, features.tolist(), int(state[0])))
         assert outs[0] == outs[1]
         best = outs[0][0]

@@ -82,17 +82,18 @@ def test_three_search_methods_grow_one_weighted_tree():
 
 
 def test_parallel_weighted_scan_is_the_serial_one(monkeypatch):
-    from dtlab.greedy import _rules
 
     X, y, w = classification_data(seed=4)
     serial = DecisionTreeClassifier(random_state=0, backend="cpu").fit(X, y, sample_weight=w)
-    monkeypatch.setattr(_rules, "PARALLEL_MIN_WORK", 1)
+    from dtlab.greedy import _node_rules
+
+    monkeypatch.setattr(_node_rules, "PARALLEL_MIN_WORK", 1)
     parallel = DecisionTreeClassifier(random_state=0, backend="cpu").fit(X, y, sample_weight=w)
     assert serial.tree_.equals(parallel.tree_)
     Xr, yr, wr = regression_data(seed=4)
-    monkeypatch.setattr(_rules, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(_node_rules, "PARALLEL_MIN_WORK", 1)
     a = DecisionTreeRegressor(random_state=0, backend="cpu").fit(Xr, yr, sample_weight=wr)
-    monkeypatch.setattr(_rules, "PARALLEL_MIN_WORK", 10**12)
+    monkeypatch.setattr(_node_rules, "PARALLEL_MIN_WORK", 10**12)
     b = DecisionTreeRegressor(random_state=0, backend="cpu").fit(Xr, yr, sample_weight=wr)
     assert a.tree_.equals(b.tree_)
 
@@ -185,8 +186,8 @@ def c45_reference(x, y, w, n_classes):
 
 def test_weighted_gain_ratio_by_hand():
     # four rows, weights 1, 1, 1, 2: W = 5, classes 2 : 3, three thresholds tried; the best cuts at 1.5 (pure sides)
-    from dtlab.greedy._rules import FEATURE_THRESHOLD, GAIN_RATIO
-    from dtlab.greedy._weighted import scan_classes_weighted
+    from dtlab.greedy._node_rules import FEATURE_THRESHOLD, GAIN_RATIO
+    from dtlab.greedy._weighted_scans_cpu import scan_classes_weighted
 
     xs = np.array([0.0, 1.0, 2.0, 3.0], dtype=np.float32)
     ys = np.array([0, 0, 1, 1], dtype=np.int32)

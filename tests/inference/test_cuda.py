@@ -6,8 +6,7 @@ import pytest
 from dtlab.backend import cuda_status
 from dtlab.inference import Forest
 from dtlab.testing import random_grid_tree
-
-from .test_methods import GRID, grid_rows
+from tests.inference.test_methods import GRID, grid_rows
 
 pytestmark = pytest.mark.skipif(not cuda_status()[0], reason="cuda backend unavailable")
 
@@ -25,7 +24,7 @@ def test_cuda_methods_equal_cpu(seed):
 @pytest.mark.parametrize("assignment", ["node", "nodes", "level"])
 def test_bitmask_thread_assignments_find_the_same_leaves(assignment):
     from dtlab.backend import resolve_backend
-    from dtlab.inference._cuda_predict import bitmask_leaves_cuda
+    from dtlab.inference._predict_cuda_host import bitmask_leaves_cuda
     from dtlab.inference.reference import leaves_traversal
 
     rng = np.random.default_rng(7)
@@ -103,9 +102,8 @@ def test_cuda_quickscorer_peers():
 
 
 def test_cuda_quickscorer_names_the_leaf_limit():
-    from dtlab.inference._cuda import MAX_WORDS
-
-    from .test_methods import _chain
+    from dtlab.inference._predict_cuda import MAX_WORDS
+    from tests.inference.test_methods import _chain
 
     forest = Forest(_chain(64 * MAX_WORDS))  # 4097 leaves
     with pytest.raises(ValueError, match="<= 4096 leaves.*4097 leaves.*traversal"):
@@ -114,7 +112,7 @@ def test_cuda_quickscorer_names_the_leaf_limit():
 
 def test_first_leaf_and_clear_leaves_in_python():
     """The device functions, run as plain Python: clear ranges across words, find the lowest set bit."""
-    from dtlab.inference._cuda import ALL, clear_leaves, first_leaf
+    from dtlab.inference._predict_cuda import ALL, clear_leaves, first_leaf
 
     for first, count in [(0, 1), (3, 61), (60, 10), (0, 64), (64, 64), (5, 200), (127, 1)]:
         bits = np.full(5, ALL)

@@ -5,8 +5,7 @@ import pytest
 
 from dtlab.inference import Forest
 from dtlab.testing import random_grid_tree
-
-from .test_methods import GRID, grid_rows
+from tests.inference.test_methods import GRID, grid_rows
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")

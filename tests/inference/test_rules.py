@@ -6,9 +6,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from dtlab.inference import Forest, _cpu
+from dtlab.inference import Forest, _predict_cpu
 from dtlab.inference import reference as R
-from dtlab.inference.rules import fold_input_rules
+from dtlab.inference.lightgbm_rules import fold_input_rules
 from dtlab.testing import random_grid_tree
 from dtlab.trees import FlatTree
 from dtlab.trees.ensemble import Ensemble
@@ -67,8 +67,9 @@ def test_small_batches_run_the_serial_twins_with_the_same_sums(rng):
     grid = np.quantile(rng.normal(size=999), np.linspace(0.05, 0.95, 19))
     forest = Forest([random_grid_tree(rng, 5, 6, grid) for _ in range(40)], combine="sum")
     X = rng.normal(size=(3_000, 5)).astype(np.float32)
-    assert _cpu.for_size(_cpu.traverse_heap, 1, 40) is _cpu.SERIAL[_cpu.traverse_heap]
-    assert _cpu.for_size(_cpu.traverse_heap, 3_000, 40) is _cpu.traverse_heap or _cpu.numba.get_num_threads() == 1
+    assert _predict_cpu.for_size(_predict_cpu.traverse_heap, 1, 40) is _predict_cpu.SERIAL[_predict_cpu.traverse_heap]
+    assert (_predict_cpu.for_size(_predict_cpu.traverse_heap, 3_000, 40) is _predict_cpu.traverse_heap
+            or _predict_cpu.numba.get_num_threads() == 1)
     for method in ("traversal", "bitmask", "quickscorer", "traversal_nodes"):
         whole = forest.raw_sum(X, method)  # 120,000 tree-rows: the parallel kernel
         rows = np.vstack([forest.raw_sum(X[i:i + 7], method) for i in range(0, 3_000, 7)])  # serial twins

@@ -4,7 +4,7 @@ the same errors, and the general path wherever its conditions do not hold."""
 import numpy as np
 import pytest
 
-from dtlab.inference import Forest, _cpu
+from dtlab.inference import Forest, _predict_cpu
 from dtlab.testing import random_grid_tree
 
 METHODS = ("traversal", "bitmask", "quickscorer", "auto")
@@ -76,8 +76,8 @@ def test_a_float32_model_reads_float64_rows_as_float32(rng):
 
 def test_the_inf_scan_matches_numpy(rng):
     X = rng.normal(size=(7, 3))
-    assert not _cpu.has_inf(X.ravel())
+    assert not _predict_cpu.has_inf(X.ravel())
     X[4, 1] = np.nan
-    assert not _cpu.has_inf(X.ravel())
+    assert not _predict_cpu.has_inf(X.ravel())
     X[6, 2] = -np.inf
-    assert _cpu.has_inf(X.ravel()) == bool(np.isinf(X).any())
+    assert _predict_cpu.has_inf(X.ravel()) == bool(np.isinf(X).any())

@@ -1,4 +1,4 @@
-"""The numba kernels of dtlab.linear._cpu against their plain references, serial and parallel."""
+"""The numba kernels of dtlab.linear._products_cpu against their plain references, serial and parallel."""
 
 import numba
 import numpy as np
@@ -7,8 +7,8 @@ import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dtlab.linear import _cpu
-from dtlab.linear._operators import _ALL_ROWS, NumbaCsrRows, csr_arrays
+from dtlab.linear import _products_cpu
+from dtlab.linear._row_blocks import _ALL_ROWS, NumbaCsrRows, csr_arrays
 
 
 def _random_csr(rng, n_rows, n_features, density):
@@ -29,7 +29,7 @@ def test_products_match_references(variant, n_chunks, subset):
     rng = np.random.default_rng(0)
     X = _random_csr(rng, 57, 23, 0.2)
     ip, ix, dt = _arrays(X)
-    k = _cpu.SERIAL if variant == "serial" else _cpu.PARALLEL
+    k = _products_cpu.SERIAL if variant == "serial" else _products_cpu.PARALLEL
     rows = np.sort(rng.choice(57, 31, replace=False)).astype(np.int64) if subset else _ALL_ROWS
     ref_rows = rows if subset else np.arange(57)
     m = len(ref_rows)
@@ -39,18 +39,20 @@ def test_products_match_references(variant, n_chunks, subset):
         partial = out.reshape(1, -1)
     z = np.empty(m)
     k["_csr_matvec"](ip, ix, dt, rows, v, z)
-    np.testing.assert_allclose(z, _cpu.matvec_reference(ip, ix, dt, ref_rows, v), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(z, _products_cpu.matvec_reference(ip, ix, dt, ref_rows, v), rtol=1e-12, atol=1e-12)
     k["_csr_rmatvec"](ip, ix, dt, rows, u, partial, out)
-    np.testing.assert_allclose(out, _cpu.rmatvec_reference(ip, ix, dt, ref_rows, u, 23), rtol=1e-12, atol=1e-12)
+    expected = _products_cpu.rmatvec_reference(ip, ix, dt, ref_rows, u, 23)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
     k["_csr_hv"](ip, ix, dt, rows, coef, v, partial, out)
-    np.testing.assert_allclose(out, _cpu.hv_reference(ip, ix, dt, ref_rows, coef, v), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out, _products_cpu.hv_reference(ip, ix, dt, ref_rows, coef, v), rtol=1e-12, atol=1e-12)
     k["_csr_sq_rmatvec"](ip, ix, dt, rows, 4.0, coef, 1.0, partial, out)
-    sq = _cpu.sq_rmatvec_reference(ip, ix, dt, ref_rows, 4.0, coef, 1.0, 23)
+    sq = _products_cpu.sq_rmatvec_reference(ip, ix, dt, ref_rows, 4.0, coef, 1.0, 23)
     np.testing.assert_allclose(out, sq, rtol=1e-12, atol=1e-12)
     out2, partial2 = np.empty(23), (np.empty((n_chunks, 23)) if n_chunks > 1 else None)
     partial2 = out2.reshape(1, -1) if partial2 is None else partial2
     k["_csr_rmatvec_sq"](ip, ix, dt, rows, u, 4.0, coef, 1.0, partial, out, partial2, out2)
-    np.testing.assert_allclose(out, _cpu.rmatvec_reference(ip, ix, dt, ref_rows, u, 23), rtol=1e-12, atol=1e-12)
+    expected = _products_cpu.rmatvec_reference(ip, ix, dt, ref_rows, u, 23)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(out2, sq, rtol=1e-12, atol=1e-12)
 
 
@@ -64,7 +66,7 @@ def test_hv_property(n_rows, n_features, density, seed, n_chunks):
     ip, ix, dt = _arrays(X)
     s, coef = rng.standard_normal(n_features), rng.random(n_rows)
     out, partial = np.empty(n_features), np.empty((n_chunks, n_features))
-    _cpu.PARALLEL["_csr_hv"](ip, ix, dt, _ALL_ROWS, coef, s, partial, out)
+    _products_cpu.PARALLEL["_csr_hv"](ip, ix, dt, _ALL_ROWS, coef, s, partial, out)
     np.testing.assert_allclose(out, X.T @ (coef * (X @ s)), rtol=1e-10, atol=1e-12)
 
 
@@ -75,7 +77,7 @@ def test_one_chunk_adds_in_row_order():
     ip, ix, dt = _arrays(X)
     u = rng.standard_normal(200)
     out = np.empty(5)
-    _cpu.SERIAL["_csr_rmatvec"](ip, ix, dt, _ALL_ROWS, u, out.reshape(1, -1), out)
+    _products_cpu.SERIAL["_csr_rmatvec"](ip, ix, dt, _ALL_ROWS, u, out.reshape(1, -1), out)
     expected = [0.0] * 5
     for i in range(200):
         for k in range(X.indptr[i], X.indptr[i + 1]):
@@ -88,18 +90,18 @@ def test_row_terms(variant):
     rng = np.random.default_rng(2)
     z, y = rng.standard_normal(101) * 30, np.where(rng.random(101) < 0.4, 1.0, -1.0)
     zs = rng.standard_normal(101)
-    k = _cpu.SERIAL if variant == "serial" else _cpu.PARALLEL
+    k = _products_cpu.SERIAL if variant == "serial" else _products_cpu.PARALLEL
     for kind in (0, 1):
         for n_chunks in (1, 4):
             got = k["_loss_value"](z, zs, 0.3, y, 2.5, 7.0, kind, n_chunks)
-            assert got == pytest.approx(_cpu.loss_value_reference(z, zs, 0.3, y, 2.5, 7.0, kind), rel=1e-12)
+            assert got == pytest.approx(_products_cpu.loss_value_reference(z, zs, 0.3, y, 2.5, 7.0, kind), rel=1e-12)
     u, D, cd = np.empty(101), np.empty(101), np.empty(101)
     k["_logistic_terms"](z, y, 2.5, u, D, cd)
-    for got, ref in zip((u, D, cd), _cpu.logistic_terms_reference(z, y, 2.5)):
+    for got, ref in zip((u, D, cd), _products_cpu.logistic_terms_reference(z, y, 2.5)):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-300)
     rows, uu = np.empty(101, dtype=np.int64), np.empty(101)
-    m = _cpu._squared_hinge_active(z, y, 2.5, rows, uu)
-    ref_rows, ref_u = _cpu.squared_hinge_active_reference(z, y, 2.5)
+    m = _products_cpu._squared_hinge_active(z, y, 2.5, rows, uu)
+    ref_rows, ref_u = _products_cpu.squared_hinge_active_reference(z, y, 2.5)
     np.testing.assert_array_equal(rows[:m], ref_rows)
     np.testing.assert_allclose(uu[:m], ref_u, rtol=1e-15)
 
@@ -115,11 +117,11 @@ def test_vector_reductions_in_liblinear_order():
             i += 5
         for j in range(i, n):
             expected += x[j] * y[j]
-        assert _cpu.ddot(x, y) == expected
-        assert _cpu.seq_dot(x, y) == pytest.approx(float(x @ y), abs=1e-12)
-        assert _cpu.uTMv(x, M, y) == pytest.approx(float(x @ (M * y)), abs=1e-12)
-        assert _cpu.dnrm2(x) == pytest.approx(float(np.linalg.norm(x)), rel=1e-14)
-    assert _cpu.dnrm2(np.array([1e200, 1e200])) == pytest.approx(np.sqrt(2) * 1e200)  # scaled: no overflow
+        assert _products_cpu.ddot(x, y) == expected
+        assert _products_cpu.seq_dot(x, y) == pytest.approx(float(x @ y), abs=1e-12)
+        assert _products_cpu.uTMv(x, M, y) == pytest.approx(float(x @ (M * y)), abs=1e-12)
+        assert _products_cpu.dnrm2(x) == pytest.approx(float(np.linalg.norm(x)), rel=1e-14)
+    assert _products_cpu.dnrm2(np.array([1e200, 1e200])) == pytest.approx(np.sqrt(2) * 1e200)  # scaled: no overflow
 
 
 def test_take_rows_and_block_views():
@@ -137,15 +139,15 @@ def test_take_rows_and_block_views():
 
 
 def test_parallel_threshold(monkeypatch):
-    monkeypatch.setattr(_cpu, "PARALLEL_MIN_WORK", 10)
+    monkeypatch.setattr(_products_cpu, "PARALLEL_MIN_WORK", 10)
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        assert _cpu.kernels(1_000) is _cpu.SERIAL
+        assert _products_cpu.kernels(1_000) is _products_cpu.SERIAL
         if numba.config.NUMBA_NUM_THREADS > 1:
             numba.set_num_threads(2)
-            assert _cpu.kernels(1_000) is _cpu.PARALLEL
-            assert _cpu.kernels(5) is _cpu.SERIAL
+            assert _products_cpu.kernels(1_000) is _products_cpu.PARALLEL
+            assert _products_cpu.kernels(5) is _products_cpu.SERIAL
     finally:
         numba.set_num_threads(before)
 
@@ -163,9 +165,9 @@ def test_binary_matrices_read_no_values_and_give_the_same_bits(variant, reorder)
     ip, ix, empty = a["indptr"], a["indices"], a["data"]
     assert empty.shape == (0,)
     ones = np.ones(X.nnz)
-    np.testing.assert_array_equal(_cpu.matvec_reference(ip, ix, ones, np.arange(61), np.ones(17)),
+    np.testing.assert_array_equal(_products_cpu.matvec_reference(ip, ix, ones, np.arange(61), np.ones(17)),
                                   np.diff(X.indptr)[order] if reorder else np.diff(X.indptr))
-    k = _cpu.SERIAL if variant == "serial" else _cpu.PARALLEL
+    k = _products_cpu.SERIAL if variant == "serial" else _products_cpu.PARALLEL
     rows = np.sort(rng.choice(61, 40, replace=False)).astype(np.int64)
     v, u, coef = rng.standard_normal(17), rng.standard_normal(40), rng.random(40)
 
@@ -185,4 +187,4 @@ def test_binary_matrices_read_no_values_and_give_the_same_bits(variant, reorder)
 
     for with_values, without in zip(run(ones), run(empty)):
         np.testing.assert_array_equal(without, with_values)
-    np.testing.assert_allclose(run(empty)[2], _cpu.hv_reference(ip, ix, ones, rows, coef, v), rtol=1e-12)
+    np.testing.assert_allclose(run(empty)[2], _products_cpu.hv_reference(ip, ix, ones, rows, coef, v), rtol=1e-12)

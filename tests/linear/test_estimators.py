@@ -96,9 +96,10 @@ def test_truly_dense_data_uses_blas(small_problem):
 
 
 def test_threads_give_the_same_model(small_problem, monkeypatch):
-    from dtlab.linear import _cpu
 
-    monkeypatch.setattr(_cpu, "PARALLEL_MIN_WORK", 0)
+    from dtlab.linear import _products_cpu
+
+    monkeypatch.setattr(_products_cpu, "PARALLEL_MIN_WORK", 0)
     X, y = small_problem
     one = TronLinearSVC(n_jobs=1, backend="cpu").fit(X, y)
     two = TronLinearSVC(n_jobs=2, backend="cpu").fit(X, y)

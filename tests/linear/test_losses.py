@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from dtlab.linear._operators import ArrayRows, NumbaCsrRows
+from dtlab.linear._row_blocks import ArrayRows, NumbaCsrRows
 from dtlab.linear.losses import LOSSES, L2Objective, LiblinearVectorOps
 
 BLOCKS = {

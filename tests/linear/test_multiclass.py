@@ -87,9 +87,10 @@ def test_trust_region_threads_and_gpu_path_reach_liblinears_optimum(loss, monkey
     """Other solvers and orders of additions, converged tightly: each one-vs-rest objective within 1e-6 of
     LIBLINEAR's (at -e 1e-4 the stopping points themselves differ by up to 1e-5 on this set)."""
     pytest.importorskip("liblinear")
-    from dtlab.linear import _cpu
 
-    monkeypatch.setattr(_cpu, "PARALLEL_MIN_WORK", 0)
+    from dtlab.linear import _products_cpu
+
+    monkeypatch.setattr(_products_cpu, "PARALLEL_MIN_WORK", 0)
     X, y = dataset("digits")
     coef, _ = liblinear(X, y, loss, 4.0, 1e-7)
     f_ref = np.array([objective_value(X, np.where(y == c, 1.0, -1.0), w, 0.0, 4.0, loss)

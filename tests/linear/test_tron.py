@@ -7,7 +7,7 @@ import pytest
 import scipy.optimize
 
 from dtlab.linear import LOSSES, L2Objective
-from dtlab.linear._operators import NumbaCsrRows
+from dtlab.linear._row_blocks import NumbaCsrRows
 
 tron_module = sys.modules["dtlab.linear.tron"]
 tron = tron_module.tron

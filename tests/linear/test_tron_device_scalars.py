@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dtlab.linear._operators import ArrayRows
+from dtlab.linear._row_blocks import ArrayRows
 from dtlab.linear.losses import LOSSES, L2Objective
 from dtlab.linear.tron import XpOps, tron
 

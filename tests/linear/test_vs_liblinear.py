@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from dtlab.datasets import load_a9a, load_rcv1_small, load_w8a
-from dtlab.linear import TronLinearSVC, TronLogisticRegression, _cpu, estimators
+from dtlab.linear import TronLinearSVC, TronLogisticRegression, estimators
 from workbench.linear.peers import Liblinear
 
 pytest.importorskip("liblinear")
@@ -93,7 +93,9 @@ def _agrees(est, case, solver):
 @pytest.mark.parametrize("solver", ["newton", "tron"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_threads_and_array_module_agree(case, solver, monkeypatch):
-    monkeypatch.setattr(_cpu, "PARALLEL_MIN_WORK", 0)  # these sets are small: force the parallel kernels
+    from dtlab.linear import _products_cpu
+
+    monkeypatch.setattr(_products_cpu, "PARALLEL_MIN_WORK", 0)  # these sets are small: force the parallel kernels
     _agrees(fit(case, solver, backend="cpu", n_jobs=2), case, solver)
     gpu = fit(case, solver, backend="cuda")  # the GPU code path; numpy under the simulator
     assert gpu.placement_["placement"] == "device"

@@ -186,7 +186,7 @@ def intensity_captions(results: dict[str, Any]) -> dict[str, str]:
 
 
 def plot_categorical_vs_onehot(rows: list[dict[str, Any]], *, ax=None):
-    """Test log loss against trees, one line per encoding (:func:`dtlab.boosting.encodings.categorical_vs_onehot`)."""
+    """Test log loss against trees, one line per encoding (:func:`.encodings.categorical_vs_onehot`)."""
     fig, ax = new_axes(ax)
     for encoding in dict.fromkeys(r["encoding"] for r in rows):
         sel = [r for r in rows if r["encoding"] == encoding]

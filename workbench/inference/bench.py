@@ -24,8 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dtlab.backend import cpu_cores
-from dtlab.inference import auto
-from dtlab.inference import PARALLEL_MIN_TREE_ROWS
+from dtlab.inference import PARALLEL_MIN_TREE_ROWS, auto
 from dtlab.inference.forest import Forest
 from workbench.goals import Goal, Rule, worst_round
 from workbench.inference.peers import Contender, peer_contenders, scratch_dir

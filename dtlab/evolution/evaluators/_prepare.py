@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from ...trees.bitmask import MAX_MASK_LEAVES, fill_masks, leaf_layout
-from ._cpu import _splitmix64
+from ._fitness_cpu import _splitmix64
 
 _NJIT = dict(cache=True, nogil=True)
 

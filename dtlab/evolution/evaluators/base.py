@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ...trees import PackedForest
-from ._cpu import _merge_into
+from ._fitness_cpu import _merge_into
 from .draws import EMPTY_HASH
 
 

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from ...trees import PackedForest
-from ._cpu import _evaluate_range_parallel, _evaluate_range_serial, _evaluate_trees, tree_groups
+from ._fitness_cpu import _evaluate_range_parallel, _evaluate_range_serial, _evaluate_trees, tree_groups
 from .base import PHASES, BatchWork, LeafStats, check_data
 from .devices import PoolEvaluator, PoolOrOwnKernels
 

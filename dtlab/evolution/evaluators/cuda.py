@@ -6,7 +6,7 @@ read consecutive values, coalesced) and the labels, copied once.  Per
 generation only the packed individuals go down and the statistics come back:
 the host prepares one :class:`~dtlab.evolution.evaluators.base.BatchWork`,
 each GPU runs ``fitness_pre`` over all the batch's trees in one launch and
-``fitness_post`` (:mod:`._cuda`), and the host merges the GPUs' partial
+``fitness_post`` (:mod:`._fitness_cuda`), and the host merges the GPUs' partial
 statistics exactly.  Statistics are bit for bit the CPU evaluator's.
 
 Where it runs: on a real GPU the arrays are cupy arrays (numba.cuda kernels
@@ -21,7 +21,7 @@ bitmasks of :mod:`dtlab.trees.bitmask` instead of the walk.  ``leaf_search=
 (the simulator keeps the walk: it proves logic, not speed).
 
 Nothing here imports numba.cuda or cupy at import time; a shard
-(:class:`~dtlab.evolution.evaluators._cuda.CudaShard`) imports them when it is built.
+(:class:`~dtlab.evolution.evaluators._fitness_cuda.CudaShard`) imports them when it is built.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ class CudaEvaluator(PoolEvaluator):
                            kind=kind)
 
     def _make_shard(self, i: int, X: np.ndarray, y: np.ndarray):
-        from ._cuda import CudaShard
+        from ._fitness_cuda import CudaShard
 
         a, b = self.bounds[i]
         return CudaShard(X[a:b].T, y[a:b], a, self.n_classes, device=0 if self._backend.simulated else i,

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...distributed import DevicePool, shard_bounds
 from ...trees import PackedForest
-from ._cpu import _evaluate_range_serial
+from ._fitness_cpu import _evaluate_range_serial
 from .base import PHASES, BatchWork, LeafStats, check_data, check_partial, merge_stats
 
 
@@ -73,7 +73,7 @@ def make_shard(kind: str, Xt: np.ndarray, y: np.ndarray, start: int, n_classes: 
     if kind == "cpu":
         return CpuShard(Xt, y, start, n_classes)
     if kind == "cuda":
-        from ._cuda import CudaShard
+        from ._fitness_cuda import CudaShard
 
         return CudaShard(Xt, y, start, n_classes, **options)
     raise ValueError(f"unknown device kind {kind!r}; expected 'cpu' or 'cuda'")

@@ -14,8 +14,8 @@ shards or devices, in any order, gives the same two rows.
 The per-row functions here (:func:`splitmix64`, :func:`key_less`,
 :func:`insert_candidate`, :func:`accumulate_row`, with the tree walk of
 :mod:`dtlab.trees.walk`) are plain functions that keep the rules of
-:mod:`dtlab._jit`: the CPU kernels (:mod:`._cpu`) compile them with
-``numba.njit`` and the CUDA kernels (:mod:`._cuda`) with
+:mod:`dtlab._jit`: the CPU kernels (:mod:`._fitness_cpu`) compile them with
+``numba.njit`` and the CUDA kernels (:mod:`._fitness_cuda`) with
 ``numba.cuda.jit(device=True)`` (:func:`compile_row_functions`; tested under the
 CUDA simulator).  They update their accumulators without atomics, so a GPU
 kernel must hand each caller accumulators that no other thread writes at the

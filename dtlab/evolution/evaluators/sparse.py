@@ -6,11 +6,11 @@ bit for bit (``tests/evolution/test_gdt_sparse.py``), hence the same fitted
 tree on every backend and device count:
 
 * ``backend="cpu"``, ``n_devices=None``: :class:`SparseCpuEvaluator`, the
-  kernel of :mod:`._sparse_cpu` over row blocks on numba's threads;
+  kernel of :mod:`._fitness_sparse_cpu` over row blocks on numba's threads;
 * ``n_devices=k`` (CPU workers) and ``backend="cuda"``: the device pool of
   :mod:`.devices` with CSR row shards (a row slice of a CSR matrix is a slice
   of its arrays: cheap), :class:`SparseCpuShard` / the CUDA shard of
-  :mod:`._sparse_cuda`;
+  :mod:`._fitness_sparse_cuda`;
 * ``evaluator="reference"``: the NumPy reference on the dense matrix (it is
   the plain reference the kernels are tested against, not a fast path);
 * the Dask executor: not offered for sparse input (a clear error).
@@ -29,13 +29,13 @@ import numpy as np
 
 from ...trees import PackedForest
 from .._sparse import check_gdt_X, csr_arrays
-from ._sparse_cpu import _evaluate_csr_parallel, _evaluate_csr_serial, block_rows
+from ._fitness_sparse_cpu import _evaluate_csr_parallel, _evaluate_csr_serial, block_rows
 from .base import PHASES, BatchWork, LeafStats
 from .cuda import CudaEvaluator
 from .devices import PoolEvaluator, PoolOrOwnKernels
 
 #: Read a row's values through a dense per-thread row buffer (True) rather than by binary search; see
-#: :mod:`._sparse_cpu`.
+#: :mod:`._fitness_sparse_cpu`.
 SCATTER = True
 
 #: Rows below which splitting the rows over threads costs more than it gains (as :mod:`.cpu`'s).
@@ -59,7 +59,7 @@ def evaluate_csr(X, y, row_offset: int, work: BatchWork, n_classes: int, n_block
 
     Global row ids start at ``row_offset``; ``n_blocks`` row blocks (numba threads when more than one); values
     read as ``scatter`` says, in dense blocks of ``rows_per_block`` rows (default
-    :func:`._sparse_cpu.block_rows`).
+    :func:`._fitness_sparse_cpu.block_rows`).
     """
     forest, m = work.forest, work.masks
     stats = LeafStats.empty(forest.n_nodes, n_classes)
@@ -117,7 +117,7 @@ class SparseCudaEvaluator(_SparseRows, CudaEvaluator):
     """GPUs (simulated devices under numba's simulator) over CSR row shards (``backend="cuda"``)."""
 
     def _make_shard(self, i: int, X, y: np.ndarray):
-        from ._sparse_cuda import SparseCudaShard
+        from ._fitness_sparse_cuda import SparseCudaShard
 
         a, b = self.bounds[i]
         return SparseCudaShard(X[a:b], y[a:b], a, self.n_classes, device=0 if self._backend.simulated else i,

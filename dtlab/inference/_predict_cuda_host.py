@@ -5,7 +5,7 @@ first CUDA prediction copies the arrays a method needs to the current device
 and keeps them in ``forest._device_layouts`` (per method, dtype and device),
 so later predictions copy only their rows.  Every launch goes through
 :func:`dtlab.gpu.launch.launch` (the device's limits, the declared kernels of
-:mod:`._cuda`).
+:mod:`._predict_cuda`).
 
 ``method="auto"`` on a GPU times each method the forest's shape allows on
 :data:`CUDA_CALIBRATION_ROWS` rows resident on the device (after a warm-up
@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from ..gpu.launch import chunks, grid_for, launch, limits
-from . import _cuda as K
+from . import _predict_cuda as K
 
 #: Rows the GPU calibration of ``method="auto"`` times each method on.
 CUDA_CALIBRATION_ROWS = 1 << 16

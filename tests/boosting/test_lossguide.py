@@ -5,10 +5,10 @@ import pytest
 
 from dtlab.boosting import GBDTClassifier, GBDTRegressor
 from dtlab.boosting.booster import tree_grower
-from dtlab.boosting.frontier import FrontierSearch
-from dtlab.boosting.frontier_grower import grow_frontier_tree
 from dtlab.boosting.grower import ColumnData, grow_boosted_tree
 from dtlab.boosting.hist import HistSearch
+from dtlab.boosting.lossguide import LossguideSearch
+from dtlab.boosting.lossguide_grower import grow_lossguide_tree
 
 
 def few_values(rng, n=800, d=4, levels=40, missing=0.0):
@@ -57,15 +57,15 @@ def xgb_as_dict(tree_json):
 
 @pytest.mark.parametrize("missing", [0.0, 0.2])
 @pytest.mark.parametrize("n_workers", [1, 2])
-def test_depthwise_frontier_is_the_level_wise_tree(rng, missing, n_workers):
+def test_depthwise_lossguide_is_the_level_wise_tree(rng, missing, n_workers):
     X, y = few_values(rng, levels=300, missing=missing)
     data = ColumnData.from_input(X)
     g = (0.5 - y).astype(np.float32)
     h = rng.uniform(0.5, 1.5, size=len(y)).astype(np.float32)
     kw = dict(max_depth=5, learning_rate=0.3, reg_lambda=1.0, gamma=0.5, min_child_weight=1.0)
     level, leaf_level = grow_boosted_tree(HistSearch(data, n_workers, 64), g, h, **kw)
-    search = FrontierSearch(data, n_workers, 64, np.zeros(4, bool), 4)
-    node, leaf_node = grow_frontier_tree(search, g, h, "depthwise", max_leaves=0, **kw)
+    search = LossguideSearch(data, n_workers, 64, np.zeros(4, bool), 4)
+    node, leaf_node = grow_lossguide_tree(search, g, h, "depthwise", max_leaves=0, **kw)
     for field in ("feature", "threshold", "missing_left", "left", "right", "value", "gain", "cover"):
         np.testing.assert_array_equal(getattr(level, field), getattr(node, field), err_msg=field)
     np.testing.assert_array_equal(leaf_level, leaf_node)
@@ -123,7 +123,7 @@ def test_max_leaves_and_depth_bound_the_tree(rng):
 
 
 @pytest.mark.parametrize("params, match", [
-    (dict(grow_policy="lossguide"), "split_method='hist'"),
+    (dict(grow_policy="lossguide", split_method="exact"), "split_method='hist'"),
     (dict(split_method="hist", max_leaves=8), "applies to grow_policy='lossguide'"),
     (dict(split_method="hist", grow_policy="lossguide", max_depth=0), "needs max_leaves"),
     (dict(split_method="hist", grow_policy="leafwise"), "grow_policy must be one of")])
@@ -153,5 +153,5 @@ def test_tree_grower_chooses_the_finder(rng):
                   split_method="hist", max_bins=64, grow_policy="depthwise", max_leaves=0, max_cat_to_onehot=4)
     cpu = resolve_backend("cpu")
     assert isinstance(tree_grower(data, params, cpu, 1)[0], HistSearch)
-    assert isinstance(tree_grower(data, {**params, "grow_policy": "lossguide"}, cpu, 1)[0], FrontierSearch)
-    assert isinstance(tree_grower(data, params, cpu, 1, np.array([0, 1, 0, 0], bool))[0], FrontierSearch)
+    assert isinstance(tree_grower(data, {**params, "grow_policy": "lossguide"}, cpu, 1)[0], LossguideSearch)
+    assert isinstance(tree_grower(data, params, cpu, 1, np.array([0, 1, 0, 0], bool))[0], LossguideSearch)

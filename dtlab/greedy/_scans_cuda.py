@@ -1,4 +1,4 @@
-"""CUDA split search of the vectorised greedy inducer: the kernels (numba.cuda); the host loop is :mod:`._cuda_grower`.
+"""CUDA split search of the vectorised greedy inducer: the kernels (numba.cuda); the host loop is :mod:`._grower_cuda`.
 
 Imported lazily, only for ``backend="cuda"``, so the package imports without
 numba.cuda; runs under numba's CUDA simulator too.  Device arrays are numba
@@ -15,8 +15,8 @@ order (the feature draws that break ties need that order); per node:
    feature's (constant?, score, position, threshold) into one result row;
 2. the host copies the results (one copy) and the chosen feature's segment of
    targets (one copy), draws the features (:mod:`._draws`), computes the
-   children's statistics (:mod:`._cpu`'s node statistics, in the CPU's
-   order of additions) and applies the CPU grower's rules (:mod:`._rules`);
+   children's statistics (:mod:`._grower_cpu`'s node statistics, in the CPU's
+   order of additions) and applies the CPU grower's rules (:mod:`._node_rules`);
 3. unless neither child can split, ``mark`` flags the rows going left and
    ``partition`` -- one block per feature -- moves them first in every list,
    stably (block-wide scans of the flags give each row its destination).
@@ -51,11 +51,11 @@ from .._jit import rebind
 from ..backend import cuda_simulator_enabled
 from ..gpu.kernels import declare_kernel, variants
 from ..gpu.model import Work
-from ._rules import (
+from ._node_rules import (
     LN2,
 )
 
-#: Threads per block on a GPU (the simulator's grower uses fewer: :mod:`._cuda_grower`).
+#: Threads per block on a GPU (the simulator's grower uses fewer: :mod:`._grower_cuda`).
 THREADS_PER_BLOCK = 128
 #: Rows of the per-node result table: constant feature (1/0), best score, rows on the left, threshold.
 CONST, SCORE, POS, THR = range(4)
@@ -75,7 +75,7 @@ _mul = cuda.jit(device=True)(_mul_rn)
 
 @cuda.jit(device=True)
 def _split_threshold(value_left, value_right):
-    """:func:`._rules.split_threshold` (``a / 2 + b / 2``) as the device must compute it: NVVM turns the
+    """:func:`._node_rules.split_threshold` (``a / 2 + b / 2``) as the device must compute it: NVVM turns the
     halvings into ``* 0.5`` and fuses one into the sum (``make gpu-compile`` found the FMA).  ``x / 2`` and
     ``x * 0.5`` are the same number, and ``dmul_rn`` is never fused: the CPU's threshold, bit for bit."""
     return _mul(np.float64(value_left), 0.5) + _mul(np.float64(value_right), 0.5)
@@ -294,7 +294,7 @@ def _mark_work(launch) -> Work:
 
 def _root_scan(n: int, d: int):
     """The root's scan of every feature for ``n`` rows (a block per feature)."""
-    from ._rules import FEATURE_THRESHOLD
+    from ._node_rules import FEATURE_THRESHOLD
 
     return (d, THREADS_PER_BLOCK, (np.arange(d, dtype=np.int64), np.zeros((d, n), np.float32), np.zeros((d, n)), 0, n,
                                    1, FEATURE_THRESHOLD, np.zeros((4, d))))

@@ -1,12 +1,12 @@
 """Histogram boosting on Dask with the workers talking to each other: one task per worker for the rounds, no
 scheduler round trip per level.
 
-The scheduler-driven loop (:func:`~.dask_fit.boost_on_workers`) grows each
+The scheduler-driven loop (:func:`~dtlab.boosting.dask.fit.boost_on_workers`) grows each
 tree on the client and pays one submit and gather through the scheduler per
 level: ``n_estimators x (max_depth + 1)`` round trips.  Here every worker runs
 the *same* grower (:class:`WorkerHistSearch`: the client's
-:class:`~.dask_hist.DaskHistSearch` over the worker's own
-:class:`~.dask_hist.HistPart`) in one task.  Where the client's finder would
+:class:`~dtlab.boosting.dask.hist.DaskHistSearch` over the worker's own
+:class:`~dtlab.boosting.dask.hist.HistPart`) in one task.  Where the client's finder would
 send a level's message to the parts and add their replies in part order, the
 worker's applies the message to its own part and exchanges the reply with the
 others, the arrays sent as raw bytes
@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..distributed.collective import (
+from ...distributed.collective import (
     CollectiveError,
     close_group,
     group,
@@ -56,12 +56,12 @@ from ..distributed.collective import (
     open_group,
     plain_tcp_cluster,
 )
-from ..distributed.dask_executor import ClusterError
-from ._hist_cpu import _level_slice, _split_hessians
-from .dask_hist import DaskHistSearch, TreeStart
-from .grower import ColumnData, grow_boosted_tree
-from .hist import HistSearch
-from .sampling import gate_gains
+from ...distributed.dask_executor import ClusterError
+from .._hist_cpu import _level_slice, _split_hessians
+from ..grower import ColumnData, grow_boosted_tree
+from ..hist import HistSearch
+from ..sampling import gate_gains
+from .hist import DaskHistSearch, TreeStart
 
 __all__ = ["COLLECTIVE_TIMEOUT_S", "TASK_SECONDS", "TLS_FALLBACK", "CollectiveLoop", "WorkerHistSearch",
            "start_collective"]
@@ -151,7 +151,7 @@ class WorkerHistSearch(DaskHistSearch):
 
     Parameters
     ----------
-    part : :class:`~.dask_hist.HistPart`, the worker's rows (its cuts already set)
+    part : :class:`~dtlab.boosting.dask.hist.HistPart`, the worker's rows (its cuts already set)
     collective : :class:`~dtlab.distributed.collective.Collective`
     cuts : list of float32 arrays, the fit's bin cuts
     col_missing : bool array (n_features,), columns with a missing value anywhere in the data
@@ -278,7 +278,7 @@ class CollectiveLoop:
 
     def boost(self, n_outputs: int, params: dict, on_round: Callable[[int, list], bool] | None = None,
               per_round: bool = True) -> list:
-        """The boosting rounds of :func:`~.dask_fit.boost_on_workers`, one task per worker for each round or,
+        """The boosting rounds of :func:`.fit.boost_on_workers`, one task per worker for each round or,
         where the client has nothing to do between rounds (``per_round=False``: no eval set, callback or
         progress bar; ``on_round`` is then called for each round afterwards), one task for as many rounds as
         :data:`TASK_SECONDS` hold (every round of the benchmark's fits): a round through the scheduler costs a

@@ -2,7 +2,7 @@
 
 Imported lazily (only for ``backend="cuda"``); runs under numba's simulator.
 The host side (device layouts kept per forest, the launches, ``method="auto"``)
-is :mod:`._cuda_predict`.
+is :mod:`._predict_cuda_host`.
 
 * :func:`_traverse_kernel` -- one thread per row walks every tree (TraversalLayout).
 * :func:`_bitmask_kernel` -- the patent's fifth embodiment: one block (work

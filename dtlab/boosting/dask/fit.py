@@ -3,10 +3,10 @@ predictions.
 
 :func:`fit_on_dask` is what the estimators' ``fit`` runs with a Dask
 ``executor``.  ``split_method="hist"`` keeps a partition of the rows on each
-worker (:mod:`.dask_hist`; targets, margins and gradients stay there too;
+worker (:mod:`.hist`; targets, margins and gradients stay there too;
 the workers exchange each level's histograms among themselves,
-:mod:`.dask_collective`, or through the client, :func:`boost_on_workers`),
-``"exact"`` a slice of the columns with every row (:mod:`.dask_exact`; the
+:mod:`.collective`, or through the client, :func:`boost_on_workers`),
+``"exact"`` a slice of the columns with every row (:mod:`.exact`; the
 client runs the single-process boosting loop on the targets).  Either way the
 estimator's own loop of eval sets, callbacks and progress runs on the client
 (:meth:`_GBDT._fit` with this module's :class:`DaskEngine`), and the fitted
@@ -21,25 +21,25 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backend import resolve_backend
-from ..distributed.dask_data import column_parts, row_parts
-from ..distributed.replicas import Replicas
-from . import _params
-from .booster import boost
-from .dask_exact import DaskExactSearch, ExactPart, feature_slices
-from .dask_hist import DaskHistSearch, HistPart, TreeStart, first_summaries
-from .dask_labels import RoundEvaluationParts, combine_summaries, gather_labels, summarize_targets
-from .grower import grow_boosted_tree
-from .inputs import FitInputs
-from .losses import LOSSES
+from ...backend import resolve_backend
+from ...distributed.dask_data import column_parts, row_parts
+from ...distributed.replicas import Replicas
+from .. import _params
+from .._params import HIST_LOOPS
+from ..booster import boost
+from ..grower import grow_boosted_tree
+from ..inputs import FitInputs
+from ..losses import LOSSES
+from .exact import DaskExactSearch, ExactPart, feature_slices
+from .hist import DaskHistSearch, HistPart, TreeStart, first_summaries
+from .labels import RoundEvaluationParts, combine_summaries, gather_labels, summarize_targets
 
-__all__ = ["HIST_LOOP", "DaskEngine", "fit_on_dask", "margins_on_dask", "on_margins"]
+__all__ = ["HIST_LOOPS", "DaskEngine", "fit_on_dask", "margins_on_dask", "on_margins"]
 
-#: How a hist fit's levels are exchanged: ``"collective"`` (the workers send each other their histograms over
-#: sockets, one task per worker per round: :mod:`.dask_collective`; the scheduler-driven loop where they cannot)
-#: or ``"scheduler"`` (one round trip through the scheduler per level: :func:`boost_on_workers`; the same trees).
-#: ``dask_stats_["loop"]`` says which one a fit ran.
-HIST_LOOP = "collective"
+#: How a hist fit's levels are exchanged (the estimators' ``dask_hist_loop``): ``"collective"`` (the workers
+#: send each other their histograms over sockets, one task per worker per round: :mod:`.collective`; the
+#: scheduler-driven loop where they cannot) or ``"scheduler"`` (one round trip through the scheduler per level:
+#: :func:`boost_on_workers`; the same trees).  ``dask_stats_["loop"]`` says which one a fit ran.
 
 
 @dataclass
@@ -78,13 +78,15 @@ class DaskEngine:
     Attributes
     ----------
     replicas : :class:`~dtlab.distributed.replicas.Replicas` of the training parts
-    search : :class:`~.dask_hist.DaskHistSearch` or :class:`~.dask_exact.DaskExactSearch`
+    search : :class:`~dtlab.boosting.dask.hist.DaskHistSearch` or :class:`~dtlab.boosting.dask.exact.DaskExactSearch`
     """
 
     backend = resolve_backend("cpu")
 
-    def __init__(self, client: Any, owns_client: bool, replicas: Replicas, search: Any, classes, n_features: int):
+    def __init__(self, client: Any, owns_client: bool, replicas: Replicas, search: Any, classes, n_features: int,
+                 hist_loop: str = "collective"):
         self.client, self._owns_client, self.n_features = client, owns_client, n_features
+        self.hist_loop = hist_loop
         self.replicas, self.search, self.classes = replicas, search, classes
         self._evals: list = []
         self.collective = None
@@ -100,8 +102,8 @@ class DaskEngine:
         """The fit's trees; ``per_round``: ``on_round`` has work between rounds (eval sets, callbacks, progress),
         else it may be called for each round after the fact (the collective loop then batches rounds)."""
         if isinstance(self.search, DaskHistSearch):
-            if HIST_LOOP == "collective":
-                from .dask_collective import start_collective
+            if self.hist_loop == "collective":
+                from .collective import start_collective
 
                 self.collective = start_collective(self.search)
             if self.collective is not None:
@@ -162,7 +164,7 @@ def fit_on_dask(est, X: Any, y: Any, sample_weight: Any, eval_set: list | None, 
 
     Sets ``est.dask_stats_`` (workers, bytes sent and received, round and work seconds, bytes per level).
     """
-    from ..distributed.dask_executor import alive_workers, connect
+    from ...distributed.dask_executor import alive_workers, connect
 
     params = _params.check_params(est)
     _unsupported_on_dask(params, sample_weight, sample_weight_eval_set, X)
@@ -205,7 +207,7 @@ def fit_on_dask(est, X: Any, y: Any, sample_weight: Any, eval_set: list | None, 
             blocks = column_parts(client, X, slices)
             replicas = Replicas(client, [(b, f0) for b, (f0, _) in zip(blocks, slices)], ExactPart)
             search = DaskExactSearch(replicas, targets.n_samples)
-        engine = DaskEngine(client, owns, replicas, search, classes, n_features)
+        engine = DaskEngine(client, owns, replicas, search, classes, n_features, est.dask_hist_loop)
     except BaseException:
         if owns:
             client.close()

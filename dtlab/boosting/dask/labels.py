@@ -8,7 +8,7 @@ single-process values where one process computes them exactly (class counts
 always; the float32 mean of small-integer targets).
 
 :class:`RoundEvaluationParts` gives the estimator's per-round eval record: a
-host eval set is evaluated on the client (:class:`~.booster.RoundEvaluation`),
+host eval set is evaluated on the client (:class:`~..booster.RoundEvaluation`),
 a Dask one on the workers holding its partitions -- each keeps its rows'
 margins and adds every round's trees to them -- and the per-part losses are
 combined on the client.
@@ -21,14 +21,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..distributed.dask_data import row_parts, stack_rows
-from ..distributed.executors import is_dask_collection
-from ..distributed.replicas import Replicas
-from . import _params
-from .booster import RoundEvaluation
-from .dask_hist import block_summary as _block_summary
-from .dask_hist import encode_part_labels
-from .losses import LOSSES
+from ...distributed.dask_data import row_parts, stack_rows
+from ...distributed.executors import is_dask_collection
+from ...distributed.replicas import Replicas
+from .. import _params
+from ..booster import RoundEvaluation
+from ..losses import LOSSES
+from .hist import block_summary as _block_summary
+from .hist import encode_part_labels
 
 __all__ = ["RoundEvaluationParts", "Targets", "combine_summaries", "gather_labels", "summarize_targets"]
 
@@ -58,7 +58,7 @@ def summarize_targets(client: Any, parts: list, classifier: bool) -> Targets:
 
 
 def combine_summaries(summaries: list, classifier: bool) -> Targets:
-    """:class:`Targets` of the label blocks' summaries (:func:`~.dask_hist.block_summary`), in block order."""
+    """:class:`Targets` of the label blocks' summaries (:func:`.hist.block_summary`), in block order."""
     n = sum(s[0] for s in summaries)
     if n == 0:
         raise ValueError("y is empty: at least one sample is needed")
@@ -123,7 +123,7 @@ class RoundEvaluationParts:
 
     def __init__(self, client: Any, eval_set: list, encode: Callable, classes, loss, metric: str, n_features: int,
                  n_outputs: int, base_margin: float, opened: list):
-        from ..distributed.dask_executor import alive_workers
+        from ...distributed.dask_executor import alive_workers
 
         self.metric = metric
         self.sets: list = []

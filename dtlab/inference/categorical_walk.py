@@ -74,13 +74,13 @@ def leaves(ensemble, X: np.ndarray) -> np.ndarray:
 
 def raw_sum_cuda(ensemble, X: np.ndarray, backend) -> np.ndarray:
     """:func:`raw_sum` on the GPU (one thread per row, trees in order: the same sums); host result."""
-    from ._categorical_cuda import on_device
+    from ._categorical_walk_cuda import on_device
 
     return on_device(ensemble, _tables(ensemble), X, backend, "sum")
 
 
 def leaves_cuda(ensemble, X: np.ndarray, backend) -> np.ndarray:
     """:func:`leaves` on the GPU; host result."""
-    from ._categorical_cuda import on_device
+    from ._categorical_walk_cuda import on_device
 
     return on_device(ensemble, _tables(ensemble), X, backend, "leaves")

@@ -3,13 +3,13 @@
 Each worker keeps a partition of the rows for the whole fit (:class:`HistPart`):
 its bins, its labels, margins and gradients, and the rows' nodes of the tree
 being grown.  Per fit the bin cuts are computed once for the whole data
-(:mod:`.dask_bins`: the single-process cuts, whatever the partitioning).  Per
+(:mod:`.bins`: the single-process cuts, whatever the partitioning).  Per
 tree and level the client (:class:`DaskHistSearch`, a
 :class:`~dtlab.boosting.hist.HistSearch` over summed histograms) sends the
 level's split decisions -- node, feature, bin, missing side, and which child
 of each split to build -- and every worker splits its rows, adds up its
 children's (g, h, count) and builds the histograms of the children to build
-from its rows (the kernels of :mod:`._hist_cpu`, unchanged).  The client adds
+from its rows (the kernels of :mod:`.._hist_cpu`, unchanged).  The client adds
 the workers' histograms in part order, gets each sibling by subtraction from
 its parent, scans them once for the best split of every node (the
 single-process scan) and decides.  Rows never cross the network; per level
@@ -25,7 +25,7 @@ another order, and the trees agree to rounding.
 The grower (:func:`~dtlab.boosting.grower.grow_boosted_tree`) runs unchanged
 on the client: this finder's ``row_state`` (:class:`DaskRows`) stands for the
 rows, and a level's round trip happens when the grower advances the rows.
-:mod:`.dask_collective` runs this same finder on every worker instead, its
+:mod:`.collective` runs this same finder on every worker instead, its
 "round trip" an exchange of the parts' replies between the workers.
 """
 
@@ -35,13 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import thread_scope
-from ..distributed.dask_data import stack_rows
-from ._hist_cpu import _build_nodes, _build_slice, _place_children, _split_hessians
-from .dask_bins import ColumnKeys
-from .grower import ColumnData
-from .hist import HistSearch, SegmentRows
-from .losses import LOSSES
+from ...backend import thread_scope
+from ...distributed.dask_data import stack_rows
+from .._hist_cpu import _build_nodes, _build_slice, _place_children, _split_hessians
+from ..grower import ColumnData
+from ..hist import HistSearch, SegmentRows
+from ..losses import LOSSES
+from .bins import ColumnKeys
 
 __all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "block_summary", "first_summaries", "part_matrix"]
 
@@ -77,7 +77,7 @@ def encode_part_labels(y_blocks: list, classes: np.ndarray | None, n_outputs: in
 
 def block_summary(y: Any, classifier: bool):
     """A label block's rows, and its distinct labels and their counts (classification) or its float64 sum and
-    float32 mean (regression): :func:`~.dask_labels.combine_summaries` makes the whole data's targets of them."""
+    float32 mean (regression): :func:`.labels.combine_summaries` makes the whole data's targets of them."""
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)
@@ -189,7 +189,7 @@ class HistPart:
         return (sums, None) if last else (sums, self._build(build))
 
     def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
-        """The gathered gradients' scratch of :func:`._hist_cpu._build_slice`, one pair for the whole fit."""
+        """The gathered gradients' scratch of :func:`.._hist_cpu._build_slice`, one pair for the whole fit."""
         if self._gathered is None:
             n = self.search.columns.shape[1]
             self._gathered = (np.empty(n, np.float32), np.empty(n, np.float32))
@@ -263,7 +263,7 @@ class DaskHistSearch(HistSearch):
 
     def __init__(self, replicas, n_features: int, n_samples: int, max_bins: int, n_threads: int, targets: tuple,
                  summaries: list):
-        from .dask_bins import distributed_cuts
+        from .bins import distributed_cuts
 
         self.replicas = replicas
         cuts, n_present = distributed_cuts(n_features, max_bins, lambda: summaries,

@@ -1,4 +1,4 @@
-"""The CUDA kernels of :mod:`.categorical`: one thread per row walks every tree with the categorical set test
+"""The CUDA kernels of :mod:`.categorical_walk`: one thread per row walks every tree with the categorical set test
 (:func:`dtlab.trees.categorical.descend_categorical` as a device function), trees in order -- the CPU's sums."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _cuda_kernels():
 
 def on_device(ensemble, tables: tuple, X: np.ndarray, backend, what: str) -> np.ndarray:
     """The sums (``what="sum"``, float64 (n_samples, n_outputs)) or leaves (int32 (n_samples, n_trees)) of
-    :mod:`.categorical` on the device, one thread per row; host result."""
+    :mod:`.categorical_walk` on the device, one thread per row; host result."""
     backend.check_fits(X.nbytes, "the rows to predict")
     xp = backend.xp
     sum_kernel, leaf_kernel = _cuda_kernels()

@@ -1,6 +1,6 @@
 """CPU kernel of GDT's fitness evaluation on CSR data (numba): every tree of a batch over a range of rows.
 
-The statistics are those of :mod:`._cpu` on the dense matrix, bit for bit:
+The statistics are those of :mod:`._fitness_cpu` on the dense matrix, bit for bit:
 the same leaf for every row (implicit entries are 0.0; a stored float32 value
 compares with the float64 threshold as the dense walk compares it), the same
 draw hash of the same global row id, the same two smallest ``(hash, row)`` keys.
@@ -8,10 +8,10 @@ draw hash of the same global row id, the same two smallest ``(hash, row)`` keys.
 How the rows' values are read while the trees are walked (``scatter``):
 
 * ``scatter=True`` (the evaluator's choice): a thread writes the stored
-  entries of up to :data:`~._cpu.ROW_CHUNK` rows into its transposed dense
+  entries of up to :data:`~._fitness_cpu.ROW_CHUNK` rows into its transposed dense
   block (n_features x rows, zeros elsewhere; fewer rows where there are many
   features, :func:`block_rows`), runs the block through the dense kernel's
-  :func:`~._cpu._rows_through_trees` (leaf bitmasks in SIMD code for trees of
+  :func:`~._fitness_cpu._rows_through_trees` (leaf bitmasks in SIMD code for trees of
   at most 64 leaves, walks for larger ones), and zeroes the written entries
   again: ``2 * nnz`` writes per chunk, never ``n_features`` per row, and the
   block is as large as the dense kernel's chunk, so it stays in the cache;
@@ -32,7 +32,7 @@ import numba
 import numpy as np
 
 from .._sparse import _csr_find_leaf
-from ._cpu import ROW_CHUNK, _merge_into, _rows_through_trees, _splitmix64, offer_candidate
+from ._fitness_cpu import ROW_CHUNK, _merge_into, _rows_through_trees, _splitmix64, offer_candidate
 from .draws import EMPTY_HASH
 
 #: Values of one thread's dense block (float32: 1 MiB): ROW_CHUNK rows up to 256 features, fewer rows beyond.
@@ -40,7 +40,7 @@ BLOCK_VALUES = 256 * 1024
 
 
 def block_rows(n_features: int) -> int:
-    """Rows of a thread's dense block: :data:`~._cpu.ROW_CHUNK`, fewer where ``n_features`` is large."""
+    """Rows of a thread's dense block: :data:`~._fitness_cpu.ROW_CHUNK`, fewer where ``n_features`` is large."""
     return max(1, min(ROW_CHUNK, BLOCK_VALUES // max(int(n_features), 1)))
 
 
@@ -52,7 +52,7 @@ def _csr_rows_through_trees(X, y, start, stop, row_offset, seed, scatter, buf, t
 
     ``scatter``: ``buf.shape[1]`` rows at a time are written into the transposed dense block ``buf`` (shape
     (n_features, rows), zeros elsewhere) and run through the dense kernel's
-    :func:`~._cpu._rows_through_trees`; then only the written entries are zeroed again.  Else each row
+    :func:`~._fitness_cpu._rows_through_trees`; then only the written entries are zeroed again.  Else each row
     walks each tree, binary-searching its values.
     """
     indptr, indices, data = X

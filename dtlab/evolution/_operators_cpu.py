@@ -27,7 +27,7 @@ import numpy as np
 from ..trees.walk import cpu_walks
 from ._choices import _choice_cdf, _choose_two, _ranked_pick
 from ._sparse import cell, n_columns
-from .evaluators._cpu import offer_candidate
+from .evaluators._fitness_cpu import offer_candidate
 from .evaluators.draws import EMPTY_HASH
 
 _NJIT = dict(cache=True, nogil=True)

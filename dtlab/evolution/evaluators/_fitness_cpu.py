@@ -10,7 +10,7 @@ row-by-row walk of :func:`~.draws.accumulate_row` on evolved populations, with
 bit-identical statistics (the evaluator's measured speed:
 ``evolution_evaluator_throughput`` in ``figures/results.json``).  The plain
 reference is :mod:`.reference` (NumPy, one tree at a time); the CUDA kernels
-are :mod:`._cuda`.
+are :mod:`._fitness_cuda`.
 """
 
 from __future__ import annotations

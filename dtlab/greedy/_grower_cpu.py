@@ -4,15 +4,15 @@ The whole tree is grown depth first inside one numba function (:func:`_grow`) so
 deep tree (the unlimited-depth regression tree on the 100,000-row diabetes
 data has ~150,000 nodes) costs no Python per node.  The grower mirrors
 scikit-learn's ``DepthFirstTreeBuilder`` + ``BestSplitter`` step by step --
-node order, the rules of :mod:`._rules` (stopping, improvement, thresholds),
+node order, the rules of :mod:`._node_rules` (stopping, improvement, thresholds),
 the impurity formulas and the xorshift feature permutation of :mod:`._draws`
 that breaks ties -- so that the same ``random_state`` grows the same tree (bit
 for bit whenever the sums involved are exact, e.g. integer targets or class
-counts).  Per node it scans every feature (:mod:`._scans`), draws the best one
+counts).  Per node it scans every feature (:mod:`._scans_cpu`), draws the best one
 and partitions the rows (:mod:`dtlab.splits.presort`) when a child can split.
 
 The node statistics live in :mod:`._stats` (shared with the CUDA host grower);
-a fit with sample weights runs the weighted scans of :mod:`._weighted`.
+a fit with sample weights runs the weighted scans of :mod:`._weighted_scans_cpu`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 from .._jit import NJIT
 from ..splits import gather_feature, gather_in_order, partition_lists, partition_samples
 from ._draws import _select_feature
-from ._missing import present_first_order, rotate_missing_left
-from ._rules import (
+from ._missing_scans_cpu import present_first_order, rotate_missing_left
+from ._node_rules import (
     FEATURE_THRESHOLD,
     MSE,
     VECTORIZED,
@@ -33,9 +33,9 @@ from ._rules import (
     keeps_split,
     min_split,
 )
-from ._scans import _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
+from ._scans_cpu import _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
 from ._stats import _class_stats, _reg_stats, node_stats_weighted
-from ._weighted import scan_feature_weighted, scan_features_weighted_parallel
+from ._weighted_scans_cpu import scan_feature_weighted, scan_features_weighted_parallel
 
 
 @numba.njit(**NJIT)
@@ -88,7 +88,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
         Presorted attribute lists, partitioned in place (VECTORIZED; empty otherwise).
     max_depth, min_samples_split, min_samples_leaf : int
     seed : int, initial state of scikit-learn's xorshift generator
-    parallel_min_work : int, see :data:`._rules.PARALLEL_MIN_WORK`
+    parallel_min_work : int, see :data:`._node_rules.PARALLEL_MIN_WORK`
 
     Returns
     -------
@@ -134,7 +134,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
     samp_tmp = np.empty(n if not presorted else 1, dtype=np.int64)
     child_counts = np.empty(n_outputs, dtype=np.float64)
     sorted_y = np.empty(n if not presorted else 1, dtype=y.dtype)
-    # weighted scans: a node's values, targets, w * y, weights and prefix sums per worker slot (:mod:`._weighted`)
+    # weighted scans: a node's values, targets, w * y, weights and prefix sums per worker slot
     n_w = 1 if w is None else n + 1
     n_slots = F if w is not None and presorted else 1
     w_x = np.empty((n_slots, n_w), dtype=np.float32)

@@ -1,4 +1,4 @@
-"""Growth over the node-wise finder (:class:`~.frontier.FrontierSearch`): depthwise or leaf-wise (lossguide).
+"""Growth over the node-wise finder (:class:`~.lossguide.LossguideSearch`): depthwise or leaf-wise (lossguide).
 
 ``grow_policy="depthwise"``
     every valid split of a level at once, to ``max_depth``, then XGBoost's
@@ -6,7 +6,7 @@
     (:func:`.grower.grow_boosted_tree`) on numeric features, with categorical
     splits where features are categorical.
 ``grow_policy="lossguide"``
-    LightGBM's leaf-wise growth and XGBoost's ``lossguide``: always the frontier
+    LightGBM's leaf-wise growth and XGBoost's ``lossguide``: always the lossguide
     node of largest loss change next (the earlier node on equal gains, as
     XGBoost's queue), until ``max_leaves`` leaves, no valid split, or every
     candidate at ``max_depth`` (0: no depth limit).  As in XGBoost's histogram
@@ -51,15 +51,15 @@ class _Nodes:
             self.categories[k] = split.categories
 
 
-def grow_frontier_tree(search, g: np.ndarray, h: np.ndarray, grow_policy: str, max_depth: int, max_leaves: int,
+def grow_lossguide_tree(search, g: np.ndarray, h: np.ndarray, grow_policy: str, max_depth: int, max_leaves: int,
                        learning_rate: float, reg_lambda: float, gamma: float, min_child_weight: float,
                        level_features: Callable[[int], np.ndarray | None] | None = None
                        ) -> tuple[BoostedTree, np.ndarray]:
-    """Grow one tree over a :class:`~.frontier.FrontierSearch`.
+    """Grow one tree over a :class:`~.lossguide.LossguideSearch`.
 
     Parameters
     ----------
-    search : FrontierSearch
+    search : LossguideSearch
     g, h : float32 arrays (n_samples,)
     grow_policy : {"depthwise", "lossguide"}
     max_depth : int, >= 1 (0: unlimited, lossguide only)

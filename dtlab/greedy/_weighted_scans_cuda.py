@@ -1,9 +1,9 @@
 """Weighted CUDA split scans of the greedy inducers (``sample_weight``): the kernels; the host loop is
-:mod:`._cuda_grower`.
+:mod:`._grower_cuda`.
 
-The weighted twins of :mod:`._cuda`'s ``scan`` kernels, one block per feature
+The weighted twins of :mod:`._scans_cuda`'s ``scan`` kernels, one block per feature
 over the node's segment of that feature's presorted list, computing what the
-CPU's weighted scans (:mod:`._weighted`) compute:
+CPU's weighted scans (:mod:`._weighted_scans_cpu`) compute:
 
 - ``scan_mse_weighted``: block scans of ``w * y`` (``B``) and ``w`` (``W``) and
   the proxy ``B_L^2 / W_L + B_R^2 / W_R``;
@@ -11,7 +11,7 @@ CPU's weighted scans (:mod:`._weighted`) compute:
   weights (``W_L``) and one per class of the weighted indicator, each side's
   squared counts (Gini) or ``-sum p log2 p`` (entropy) summed afresh per
   candidate, the right side's counts taken as total minus left, as
-  scikit-learn's ``ClassificationCriterion`` and :func:`._weighted.scan_classes_weighted`
+  scikit-learn's ``ClassificationCriterion`` and :func:`._weighted_scans_cpu.scan_classes_weighted`
   do; the node's weighted class counts and total weight come from the host.
 
 A row's weight is read through the feature's row ids (``w[rows[f, i]]``), so
@@ -43,7 +43,7 @@ from .._cuda_blocks import block_inclusive_scan
 from .._jit import rebind
 from ..gpu.kernels import declare_kernel
 from ..gpu.model import Work
-from ._cuda import (
+from ._scans_cuda import (
     THREADS_PER_BLOCK,
     _constant_feature,
     _entropy_proxy,

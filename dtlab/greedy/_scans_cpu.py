@@ -35,7 +35,7 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import gather_feature, gather_in_order, scan_prefix
-from ._missing import (
+from ._missing_scans_cpu import (
     ALL_PRESENT_LEFT,
     n_present,
     present_first_order,
@@ -44,7 +44,7 @@ from ._missing import (
     scan_mse_missing,
     scan_mse_naive_missing,
 )
-from ._rules import GAIN_RATIO, GINI, INCREMENTAL, MSE, c45_gain_ratio, entropy_term, split_threshold
+from ._node_rules import GAIN_RATIO, GINI, INCREMENTAL, MSE, c45_gain_ratio, entropy_term, split_threshold
 
 
 @numba.njit(**NJIT)
@@ -198,7 +198,7 @@ def _scan_classes(xs, ys, s, e, msl, thr, criterion, cnt_l, cnt_r):
 @numba.njit(**NJIT)
 def _record_missing_split(f, best, k, missing_left, n_miss, xs, s, m_present, f_score, f_pos, f_thr, f_miss_left,
                           f_n_miss):
-    """Write a missing-value scan's result (:mod:`._missing`) into feature ``f``'s entries."""
+    """Write a missing-value scan's result (:mod:`._missing_scans_cpu`) into feature ``f``'s entries."""
     f_score[f] = best
     f_n_miss[f] = n_miss
     f_miss_left[f] = 1 if missing_left else 0
@@ -212,7 +212,7 @@ def _record_missing_split(f, best, k, missing_left, n_miss, xs, s, m_present, f_
 @numba.njit(**NJIT)
 def _scan_presorted_missing(f, slot, criterion, vals, ylist, s, e, msl, thr, buf, cnt, f_const, f_score, f_pos,
                             f_thr, f_gain, f_ratio, f_miss_left, f_n_miss):
-    """:func:`_scan_presorted_feature` of a feature some rows of the node miss (:mod:`._missing`)."""
+    """:func:`_scan_presorted_feature` of a feature some rows of the node miss (:mod:`._missing_scans_cpu`)."""
     m_present = n_present(vals[f], s, e)
     f_const[f] = 1 if m_present == 0 else 0
     if m_present == 0:

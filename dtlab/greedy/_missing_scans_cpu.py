@@ -29,7 +29,7 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import rank_prefix, split_proxy
-from ._rules import GINI, entropy_term
+from ._node_rules import GINI, entropy_term
 
 #: Threshold of the split "every present value left, the missing ones right" (scikit-learn: inf).
 ALL_PRESENT_LEFT = float(np.finfo(np.float32).max)
@@ -136,7 +136,7 @@ def _class_proxy(cnt_l, cnt_r, sq_l, sq_r, fl, fr, criterion):
 def scan_classes_missing(xs, ys, s, m_present, e, msl, thr, criterion, cnt_l, cnt_r, cnt_miss):
     """Best Gini / entropy split of a sorted segment ``[s, e)`` whose last ``e - s - m_present`` rows are missing.
 
-    Class counts move one row at a time, as in :func:`._scans._scan_classes`, starting from the missing rows'
+    Class counts move one row at a time, as in :func:`._scans_cpu._scan_classes`, starting from the missing rows'
     counts on the right (pass 1) or the left (pass 2); ``cnt_l``, ``cnt_r``, ``cnt_miss`` are float64 scratch
     of length n_classes.  Returns ``(best, k, missing_left)`` as :func:`scan_mse_missing`.
     """

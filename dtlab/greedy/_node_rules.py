@@ -1,7 +1,7 @@
 """Constants and per-node rules of the greedy growers, written once for every grower.
 
-The CPU grower (:func:`._cpu._grow`, numba) and the CUDA host grower
-(:func:`._cuda.grow_cuda`, Python) decide the same things at every node:
+The CPU grower (:func:`._grower_cpu._grow`, numba) and the CUDA host grower
+(:func:`._scans_cuda.grow_cuda`, Python) decide the same things at every node:
 whether it is a leaf, whether its best split is kept, whether a child may split
 (so that its rows must be partitioned) and where the threshold lies.  Each rule
 is a plain function of scalars, compiled here with ``numba.njit``: the numba

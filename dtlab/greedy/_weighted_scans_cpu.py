@@ -16,24 +16,24 @@ other row adds its weight ``w`` where an unweighted fit adds 1:
 - C4.5's gain ratio as Quinlan's C4.5 weighs cases (fractional cases): the
   entropies, the sides' shares in the gain and the split information, and the
   MDL correction's ``log2(tries) / W`` all from weighted counts
-  (:func:`._rules.c45_gain_ratio`, shared with the unweighted scan);
+  (:func:`._node_rules.c45_gain_ratio`, shared with the unweighted scan);
 - ``min_samples_leaf`` and ``min_samples_split`` still count rows, as in
   scikit-learn (its ``min_weight_fraction_leaf`` is not a parameter here).
 
 Every scan takes one node's rows as a segment ``[0, m)`` sorted by value with
 the missing rows last (``m_present`` present ones) -- the presorted lists'
 order, or the order the naive and incremental searches sort a node into -- and
-returns ``(best, k, missing_left)`` as :func:`._missing.scan_mse_missing`: a node
+returns ``(best, k, missing_left)`` as :func:`._missing_scans_cpu.scan_mse_missing`: a node
 without missing values is the case ``m_present == m``.  The vectorised search
 without missing values ranks its candidates with the shared prefix-sum scan
 (:func:`dtlab.splits.scan_prefix`, the weights as hessians); the incremental
 search and the vectorised one on a node with missing rows move one row at a
 time, the naive search sums both sides afresh per candidate: these two are the
-unweighted missing-value scans of :mod:`._missing` given the weights
+unweighted missing-value scans of :mod:`._missing_scans_cpu` given the weights
 (``ws=None`` compiles their unweighted specialisation, which divides by exact
 row counts as before).  The classification scan stays separate from the
-unweighted ones (:func:`._scans._scan_classes`,
-:func:`._missing.scan_classes_missing`): those update a running sum of squared
+unweighted ones (:func:`._scans_cpu._scan_classes`,
+:func:`._missing_scans_cpu.scan_classes_missing`): those update a running sum of squared
 counts in O(1) per row, exact for integer counts only, where a weighted scan
 must sum the squares afresh per candidate (O(n_classes)), as scikit-learn does;
 one function for both would cost the unweighted scan that loop or its bits.
@@ -46,7 +46,7 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import gather_feature, scan_prefix
-from ._missing import (
+from ._missing_scans_cpu import (
     _class_proxy,
     _left_size,
     n_present,
@@ -54,8 +54,8 @@ from ._missing import (
     scan_mse_incremental_missing,
     scan_mse_naive_missing,
 )
-from ._rules import GAIN_RATIO, INCREMENTAL, MSE, NAIVE, VECTORIZED, c45_gain_ratio, entropy_term
-from ._scans import _record_missing_split
+from ._node_rules import GAIN_RATIO, INCREMENTAL, MSE, NAIVE, VECTORIZED, c45_gain_ratio, entropy_term
+from ._scans_cpu import _record_missing_split
 from ._stats import class_counts_weighted
 
 
@@ -71,7 +71,7 @@ def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, 
 
     Returns
     -------
-    best, k, missing_left : as :func:`._missing.scan_mse_missing`
+    best, k, missing_left : as :func:`._missing_scans_cpu.scan_mse_missing`
     gain, ratio : float64, the best split's MDL-corrected gain and gain ratio (``GAIN_RATIO``; else 0)
     """
     n_classes = cnt_l.shape[0]
@@ -118,7 +118,7 @@ def scan_classes_weighted(xs, ys, ws, m_present, m, msl, thr, criterion, cnt_l, 
 
 @numba.njit(**NJIT)
 def _gain_ratio_weighted(ys, ws, k, w_node, n_candidates, cnt_l, cnt_r, cnt_tot):
-    """C4.5's gain and gain ratio (:func:`._rules.c45_gain_ratio`) of the split after the first ``k`` rows, from
+    """C4.5's gain and gain ratio (:func:`._node_rules.c45_gain_ratio`) of the split after the first ``k`` rows, from
     weighted class counts (``cnt_tot``: the node's); the left counts summed again in the scan's order, so
     that they are the scan's to the bit."""
     w_left = 0.0
@@ -169,7 +169,7 @@ def scan_feature_weighted(f, slot, method, criterion, XT, y, w, samples, rows, v
                           xbuf, ybuf, wbuf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
                           f_n_miss):
     """Best weighted split of feature ``f`` on the node ``[s, e)``; writes entry ``f`` of the per-feature arrays
-    as :func:`._scans._scan_presorted_feature` does (every method, every criterion).
+    as :func:`._scans_cpu._scan_presorted_feature` does (every method, every criterion).
 
     Parameters
     ----------

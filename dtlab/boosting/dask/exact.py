@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import thread_scope
-from ._exact_cpu import _mark_sides
-from .dask_hist import part_matrix, worker_threads
-from .exact import ExactSearch
-from .grower import ColumnData
+from ...backend import thread_scope
+from .._exact_cpu import _mark_sides
+from ..exact import ExactSearch
+from ..grower import ColumnData
+from .hist import part_matrix, worker_threads
 
 __all__ = ["DaskExactSearch", "ExactPart", "feature_slices"]
 

@@ -1,8 +1,8 @@
-"""The CUDA grower of the greedy inducers: the host loop over nodes around the kernels of :mod:`._cuda`.
+"""The CUDA grower of the greedy inducers: the host loop over nodes around the kernels of :mod:`._scans_cuda`.
 
 Imported lazily, only for ``backend="cuda"``; the algorithm, its copies and
 launches per node, and what is bit for bit the CPU's are described in
-:mod:`._cuda`.
+:mod:`._scans_cuda`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from numba import cuda
 
 from ..gpu.launch import launch
 from ..splits import attribute_lists
-from ._cuda import CONST, POS, SCORE, THR, THREADS_PER_BLOCK, _kernels
 from ._draws import _select_feature
-from ._rules import (
+from ._node_rules import (
     ENTROPY,
     FEATURE_THRESHOLD,
     GAIN_RATIO,
@@ -25,6 +24,7 @@ from ._rules import (
     keeps_split,
     min_split,
 )
+from ._scans_cuda import CONST, POS, SCORE, THR, THREADS_PER_BLOCK, _kernels
 from ._stats import _class_stats, _reg_stats, node_stats_weighted
 
 #: The simulator runs a thread per Python thread, so it gets fewer threads per block than a GPU.
@@ -36,7 +36,7 @@ _SCAN_OF = {MSE: "mse", GINI: "gini", ENTROPY: "entropy"}
 
 def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max_depth: int,
               min_samples_split: int, min_samples_leaf: int, seed: int, backend, w: np.ndarray | None = None) -> tuple:
-    """Grow a tree with the split search on the GPU; same outputs as :func:`._cpu._grow`.
+    """Grow a tree with the split search on the GPU; same outputs as :func:`._grower_cpu._grow`.
 
     Parameters
     ----------
@@ -46,7 +46,7 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
     backend : Backend (cuda)
     w : float64 (n_samples,), positive sample weights, or None (every weight 1)
-        Weighted fits run the weighted scans (:mod:`._cuda_weighted`); the node statistics are the CPU's
+        Weighted fits run the weighted scans (:mod:`._weighted_scans_cuda`); the node statistics are the CPU's
         weighted ones (:func:`._stats.node_stats_weighted`) over the same rows in the same order.
     """
 
@@ -57,7 +57,7 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     scan, mark, partition = k[_SCAN_OF[criterion]], k["mark"], k["partition"]
     weighted = w is not None
     if weighted:
-        from ._cuda_weighted import weighted_kernels
+        from ._weighted_scans_cuda import weighted_kernels
 
         scan = weighted_kernels(tpb)[_SCAN_OF[criterion]]
     F, n = XT.shape

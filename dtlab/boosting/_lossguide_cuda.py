@@ -1,13 +1,13 @@
-"""The node-wise histogram finder with its histograms and scans on the GPU (:class:`FrontierCudaSearch`).
+"""The node-wise histogram finder with its histograms and scans on the GPU (:class:`LossguideCudaSearch`).
 
 Leaf-wise growth and categorical splits with ``backend="cuda"``: the batch's
 histograms are built on the device, one thread per (node, feature) adding its
 rows in row order -- the CPU kernels' order, so the same float64 sums -- and
 the sibling is the parent's minus it; the numeric scan (:func:`._hist_cpu._best_bin_split`)
-and the categorical partition search (:func:`._categorical.categorical_split`)
+and the categorical partition search (:func:`._categorical_splits.categorical_split`)
 run as device functions, one thread per (feature, node).  The choice of
 split, the row partition and the tree stay on the host
-(:class:`.frontier.FrontierSearch`), so the CPU and CUDA paths grow the same
+(:class:`.lossguide.LossguideSearch`), so the CPU and CUDA paths grow the same
 trees.  A correctness path first: one thread per (node, feature) serialises a
 large node's rows (the level-wise CUDA finder, :mod:`._hist_cuda`, is the fast
 one for plain depthwise trees).
@@ -24,10 +24,10 @@ from .._jit import compile_functions, cuda_device
 from ..gpu.kernels import declare_kernel
 from ..gpu.launch import grid_for, launch
 from ..splits import largest, rank_prefix
-from ._categorical import categorical_split
+from ._categorical_splits import categorical_split
 from ._exact_cpu import _leaf_gain
 from ._hist_cpu import _best_bin_split
-from .frontier import FrontierSearch
+from .lossguide import LossguideSearch
 
 THREADS_PER_BLOCK = 64
 
@@ -85,12 +85,12 @@ def _kernels():
     return build, scan, categorical
 
 
-class FrontierCudaSearch(FrontierSearch):
-    """:class:`.frontier.FrontierSearch` with the histograms and scans on the device.
+class LossguideCudaSearch(LossguideSearch):
+    """:class:`.lossguide.LossguideSearch` with the histograms and scans on the device.
 
     Parameters
     ----------
-    data, max_bins, categorical, max_cat_to_onehot : as :class:`.frontier.FrontierSearch`
+    data, max_bins, categorical, max_cat_to_onehot : as :class:`.lossguide.LossguideSearch`
     backend : Backend, resolved, ``is_cuda`` (cupy arrays on a GPU, numpy under numba's simulator)
     """
 
@@ -137,19 +137,19 @@ class FrontierCudaSearch(FrontierSearch):
 
 # ---- declarations (dtlab.gpu.kernels): the argument types of every launch, the block size on a device ----
 _H3 = "float64[:, :, ::1]"
-FRONTIER_BUILD = declare_kernel(
-    "boosting.frontier_build", build=lambda: _kernels()[0], blocks=(THREADS_PER_BLOCK,),
+LOSSGUIDE_BUILD = declare_kernel(
+    "boosting.lossguide_build", build=lambda: _kernels()[0], blocks=(THREADS_PER_BLOCK,),
     summary="a thread per (node built, feature): its rows added in row order (the CPU's sums), the sibling by "
     "subtraction",
     signatures=(f"void(uint8[:, ::1], int32[::1], int64[::1], int64[::1], int64[::1], {_H3}, {_H3}, float32[::1], "
                 f"float32[::1], {_H3}, {_H3})",))
-FRONTIER_SCAN = declare_kernel(
-    "boosting.frontier_scan", build=lambda: _kernels()[1], blocks=(THREADS_PER_BLOCK,),
+LOSSGUIDE_SCAN = declare_kernel(
+    "boosting.lossguide_scan", build=lambda: _kernels()[1], blocks=(THREADS_PER_BLOCK,),
     summary="a thread per (feature, node): the numeric bin scan of the level-wise finder",
     signatures=(f"void({_H3}, {_H3}, int64[::1], float64[::1], float64[::1], bool[::1], float64, float64, "
                 f"float32[::1], {_H3}, float64[:, ::1], int64[:, ::1], bool[:, ::1])",))
-FRONTIER_CATEGORICAL = declare_kernel(
-    "boosting.frontier_categorical", build=lambda: _kernels()[2], blocks=(THREADS_PER_BLOCK,),
+LOSSGUIDE_CATEGORICAL = declare_kernel(
+    "boosting.lossguide_categorical", build=lambda: _kernels()[2], blocks=(THREADS_PER_BLOCK,),
     summary="a thread per (categorical feature, node): categories by G/H, the best prefix (or one-hot)",
     signatures=(f"void(int64[::1], {_H3}, {_H3}, int64[::1], float64[::1], float64[::1], bool[::1], float64, "
                 "float64, int64, int64[:, ::1], float64[:, ::1], float64[:, ::1], bool[:, ::1])",))

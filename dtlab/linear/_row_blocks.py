@@ -19,7 +19,7 @@ Two implementations:
     so on a GPU the active set and ``X_I`` never leave the device (the
     paper's TRON-SVM-GPU).
 :class:`NumbaCsrRows`
-    multithreaded numba kernels over a host CSR matrix (:mod:`._cpu`);
+    multithreaded numba kernels over a host CSR matrix (:mod:`._products_cpu`);
     ``restrict`` keeps an index array and reads ``X_I`` in place.
 """
 
@@ -31,7 +31,7 @@ import numba
 import numpy as np
 import scipy.sparse
 
-from . import _cpu
+from . import _products_cpu
 
 
 def _is_sparse(X: Any) -> bool:
@@ -92,7 +92,7 @@ def csr_arrays(X: scipy.sparse.csr_matrix, order: np.ndarray | None = None) -> d
     A row order is applied by copying the rows (in parallel), so that the
     products stream through memory instead of jumping between the rows of
     the two classes.  A binary ``X`` (every stored value 1.0) gets an empty
-    ``data``: the kernels then read no values (:mod:`._cpu`).
+    ``data``: the kernels then read no values (:mod:`._products_cpu`).
     """
     binary = bool(np.all(X.data == 1.0))
     if order is None or np.array_equal(order, np.arange(len(order))):
@@ -104,13 +104,13 @@ def csr_arrays(X: scipy.sparse.csr_matrix, order: np.ndarray | None = None) -> d
         indptr = np.zeros(len(order) + 1, dtype=np.uint64)
         np.cumsum(lengths, out=indptr[1:])
         indices, data = np.empty(X.nnz, dtype=np.uint32), np.empty(0 if binary else X.nnz)
-        _cpu.kernels(X.nnz)["_csr_take_rows"](X.indptr, X.indices, X.data, np.ascontiguousarray(order, np.int64),
-                                              indptr, indices, data)
+        _products_cpu.kernels(X.nnz)["_csr_take_rows"](X.indptr, X.indices, X.data,
+                                                       np.ascontiguousarray(order, np.int64), indptr, indices, data)
     return {"indptr": indptr, "indices": indices, "data": data, "shape": X.shape, "partial": None}
 
 
 class NumbaCsrRows:
-    """Rows of a host CSR matrix; products by the numba kernels of :mod:`._cpu`.
+    """Rows of a host CSR matrix; products by the numba kernels of :mod:`._products_cpu`.
 
     Parameters
     ----------
@@ -137,9 +137,9 @@ class NumbaCsrRows:
 
     def _kernels(self, slot: str = "partial"):
         """Kernels for this block's size, the output vector and the per-chunk scratch it is reduced from."""
-        k = _cpu.kernels(self.nnz)
+        k = _products_cpu.kernels(self.nnz)
         out = np.empty(self.n_features)
-        n_chunks = max(1, min(numba.get_num_threads(), self.n_rows)) if k is _cpu.PARALLEL else 1
+        n_chunks = max(1, min(numba.get_num_threads(), self.n_rows)) if k is _products_cpu.PARALLEL else 1
         if n_chunks == 1:
             return k, out, out.reshape(1, -1)
         p = self._s.get(slot)
@@ -150,7 +150,7 @@ class NumbaCsrRows:
     def matvec(self, v):
         s = self._s
         out = np.empty(self.n_rows)
-        _cpu.kernels(self.nnz)["_csr_matvec"](s["indptr"], s["indices"], s["data"], self.rows,
+        _products_cpu.kernels(self.nnz)["_csr_matvec"](s["indptr"], s["indices"], s["data"], self.rows,
                                              np.ascontiguousarray(v), out)
         return out
 

@@ -37,7 +37,7 @@ from typing import Callable
 import numba
 import numpy as np
 
-from .._jit import NJIT
+from ..._jit import NJIT
 
 __all__ = ["ColumnKeys", "distributed_cuts", "float32_keys", "keys_to_float32", "sketch_positions"]
 

@@ -1,7 +1,7 @@
 """CUDA kernel of GDT's fitness evaluation on CSR data: ``fitness_pre_csr``, then the dense ``fitness_post``.
 
 ``fitness_pre_csr``, grid ``(n_row_blocks, n_trees)``: as the dense
-``fitness_pre`` of :mod:`._cuda`, one thread per row (rows ``bx * tpb + tid,
+``fitness_pre`` of :mod:`._fitness_cuda`, one thread per row (rows ``bx * tpb + tid,
 + n_row_blocks * tpb, ...``) walks tree ``t`` from its root to a leaf, reading
 each tested value from the row's CSR entries by binary search in its sorted
 column indices (:func:`dtlab.evolution._sparse.csr_value`: 0.0 when absent; a
@@ -29,7 +29,7 @@ from ...gpu.kernels import declare_kernel, variants
 from ...gpu.launch import chunks, launch, limits
 from ...gpu.model import SECTOR, Work
 from .._sparse import compile_csr_walks, csr_arrays
-from ._cuda import SHARED_SLOTS, SIMULATOR_THREADS_PER_BLOCK, THREADS_PER_BLOCK, kernels, use_device
+from ._fitness_cuda import SHARED_SLOTS, SIMULATOR_THREADS_PER_BLOCK, THREADS_PER_BLOCK, kernels, use_device
 from .base import BatchWork, LeafStats
 from .draws import EMPTY_HASH, splitmix64
 

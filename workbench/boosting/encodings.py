@@ -61,7 +61,7 @@ def categorical_vs_onehot(frame, y: np.ndarray, *, rounds: tuple[int, ...] = (1,
     """
     import pandas as pd
 
-    from .estimators import GBDTClassifier
+    from dtlab.boosting.estimators import GBDTClassifier
 
     onehot = pd.get_dummies(frame, dtype=np.float64)
     n_train = int(round(len(y) * (1 - test_share)))

@@ -1,15 +1,15 @@
-"""The histogram split finder node by node (:class:`FrontierSearch`): what leaf-wise growth and categorical
+"""The histogram split finder node by node (:class:`LossguideSearch`): what leaf-wise growth and categorical
 splits need.
 
 The level-wise finders (:mod:`.hist`, :mod:`.exact`) split a whole level at
-once and forget the nodes they do not split.  Here every node of the frontier
+once and forget the nodes they do not split.  Here every open node (a leaf still to split)
 keeps its rows (a segment of one row order, split in place by stable
 partitions) and its histograms, so nodes can be split in any order: one at
 a time, best first (``grow_policy="lossguide"``), or a level at a time.  The
 binning, the histogram build with the sibling by subtraction and the
 numeric scans are :mod:`.hist`'s (its kernels run on a batch of new nodes
 gathered into one contiguous order); categorical features add the partition
-search of :mod:`._categorical` over a bin per category.
+search of :mod:`._categorical_splits` over a bin per category.
 
 A split is kept as a table over one feature's bins (1: the bin goes left):
 ``bin <= b`` for a threshold, the chosen categories for a categorical split,
@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from .._jit import NJIT
-from ._categorical import categorical_level, left_bins
+from ._categorical_splits import categorical_level, left_bins
 from ._hist_cpu import _choose_splits, _level, _level_slice
 from .hist import HistSearch
 from .sampling import gate_gains
@@ -32,7 +32,7 @@ from .sampling import gate_gains
 
 @dataclass
 class Split:
-    """The best split of one frontier node (``feature = -1``: none)."""
+    """The best split of one open node (``feature = -1``: none)."""
 
     feature: int
     gain: float
@@ -70,8 +70,8 @@ def _segment_sums(order, start, end, g, h):
     return sg, sh
 
 
-class FrontierSearch:
-    """Histogram split search over any set of frontier nodes.
+class LossguideSearch:
+    """Histogram split search over any set of open nodes.
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ class FrontierSearch:
         self.segment[right] = (mid, e)
 
     def leaf_of_row(self, leaves: dict[int, int]) -> np.ndarray:
-        """Each row's leaf: ``leaves`` maps a frontier node to its index in the finished tree."""
+        """Each row's leaf: ``leaves`` maps an open node to its index in the finished tree."""
         out = np.empty(self.order.shape[0], np.int64)
         for node, (s, e) in self.segment.items():
             out[self.order[s:e]] = leaves[node]
