@@ -7,7 +7,7 @@ over every run recorded on the latest code (:func:`goal_lines`), and a table of
 every speed ratio with its threads.  Entries measured on a tree with
 uncommitted changes are marked dirty.  Captions come from each producer's
 ``captions(results)`` function (registered with it, written in
-``dtlab/<slug>/plots.py``), so every number in them is read from the results,
+``workbench/<slug>/plots.py``), so every number in them is read from the results,
 not typed in.  Regenerating from the committed results gives the committed
 section (a test checks it).
 """
@@ -212,7 +212,7 @@ def section(figures_dir: Path = Path("figures"), prefix: str = "figures") -> str
     """
     figures_dir = Path(figures_dir)
     parts = [BEGIN, f"<!-- generated from {prefix}/results.json by `python -m workbench readme` (run by `make figures` "
-                    "and `make bench`); edit the captions in dtlab/<slug>/plots.py, not this text -->", ""]
+                    "and `make bench`); edit the captions in workbench/<slug>/plots.py, not this text -->", ""]
     parts.append(render(json.loads((figures_dir / "results.json").read_text()), prefix))
     paper = figures_dir / "paper" / "results.json"
     if paper.exists():

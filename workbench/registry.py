@@ -1,6 +1,6 @@
 """Registries of figure producers and benchmarks.
 
-Each technique's ``dtlab/<slug>/experiments.py`` registers its producers here
+Each technique's ``workbench/<slug>/experiments.py`` registers its producers here
 (:mod:`workbench.catalog` lists the slugs and imports those modules);
 ``python -m workbench figures`` and ``python -m workbench bench`` run them and merge
 what they return into ``figures/results.json``.

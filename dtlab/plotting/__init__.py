@@ -3,7 +3,7 @@
 Every plot has a title, axis labels with units and a legend where more than
 one series is drawn; functions take an optional ``ax`` and return the figure.
 These helpers take data only: they never import a technique package or an
-experiment.  Each technique's own plots live in ``dtlab/<slug>/plots.py``.
+experiment.  Each technique's own plots live in ``workbench/<slug>/plots.py``.
 """
 
 from .axes import FIGURE_FORMATS, new_axes, new_figure, savefig
