@@ -6,7 +6,7 @@ objects.  These functions do the same on trees stored one after another in
 shared node arrays (an *arena*), draw the same numbers from the same
 ``numpy.random.Generator`` in the same order (numba runs NumPy's own
 algorithms on the generator's state: ``random``, ``integers``, ``uniform``,
-``permutation``; ``choice`` is rebuilt here from its definition), so both give
+``permutation``; ``choice`` is rebuilt from its definition in :mod:`._choices`), so both give
 the same trees, bit for bit (``tests/evolution/test_gdt_compiled.py`` runs them
 side by side).  :mod:`dtlab.evolution.breeding` drives them for a whole generation.
 

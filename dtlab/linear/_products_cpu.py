@@ -241,9 +241,11 @@ def _squared_hinge_active(z, y, C, rows, u):
 
 
 # ------------------------------------------------------------------ compiled twice: parallel and serial
-#: Less work than this (non-zeros, or row-loop work) runs serially: waking a parallel region's threads
-#: costs about what 50,000 non-zeros take on one core (idle machine; on a busy one up to a time slice),
-#: and a fit given several threads should share products of a9a's and w8a's size (0.45, 0.58 million).
+#: A product over fewer non-zeros (or a row loop over less work) than this runs serially: waking the
+#: threads of a parallel region costs microseconds on an idle machine, about what 50,000 non-zeros take
+#: on one core, and a fit asked to use several threads (n_jobs) expects them to share products of a9a's
+#: and w8a's size (0.45 and 0.58 million non-zeros), which a threshold of a million kept serial.  On a
+#: busy machine a wake-up can cost a scheduler time slice; a user who shares the cores sets n_jobs=1.
 PARALLEL_MIN_WORK = 50_000
 
 _PARALLEL_KERNELS = (_csr_take_rows, _csr_matvec, _csr_rmatvec, _csr_rmatvec_sq, _csr_hv, _csr_sq_rmatvec,

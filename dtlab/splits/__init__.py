@@ -5,7 +5,7 @@ The greedy trees and gradient boosting find a node's best split the same way:
 every feature sorted once (:mod:`.presort`, by :mod:`.sort`'s stable argsorts),
 each node a contiguous segment of every sorted list kept so by stable
 partitions, and every candidate of a segment ranked at once from the prefix
-sums of its statistics (:mod:`.scans`, with :mod:`.reductions`).  What two
+sums of its statistics and reduced to the best (:mod:`.scans`).  What two
 techniques share lives here; each technique keeps its own rules (criteria,
 stopping, XGBoost's conventions) in its package.
 
@@ -23,8 +23,7 @@ from .presort import (
     presort_columns,
     sorted_row_ids,
 )
-from .reductions import largest
-from .scans import rank_prefix, scan_prefix, split_proxy
+from .scans import largest, rank_prefix, scan_prefix, split_proxy
 from .sort import DEFAULT_SORT, RADIX_MIN_KEYS, SORTS, numpy_argsort, presort_argsort, radix_argsort
 
 __all__ = ["DEFAULT_SORT", "RADIX_MIN_KEYS", "SORTS", "attribute_lists", "gather_feature", "gather_in_order",
