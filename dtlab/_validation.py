@@ -227,3 +227,16 @@ def check_sample_weight(sample_weight: Any, n_samples: int, name: str = "sample_
     if not w.any():
         raise ValueError(f"{name} is zero everywhere; at least one row needs a positive weight")
     return w
+
+
+def check_verbose(value: Any, name: str = "verbose") -> int:
+    """``verbose`` as scikit-learn takes it: an int >= 0, 0 silent and larger values more talkative; True and False
+    count as 1 and 0.  Returns the int."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an int >= 0 (0: silent) or a bool, got {value!r} ({type(value).__name__})")
+    if value < 0:
+        hint = "; LightGBM's verbose=-1 (silent) is verbose=0 here" if value == -1 else ""
+        raise ValueError(f"{name} must be >= 0 (0: silent), got {value}{hint}")
+    return int(value)

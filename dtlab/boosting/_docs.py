@@ -13,7 +13,10 @@ PARAMETERS_DOC = """
         Minimum loss change of a split, compared as XGBoost's ``min_split_loss``
         is (with ``G_L^2/(H_L+lambda) + G_R^2/(H_R+lambda) - G^2/(H+lambda)``,
         the textbook gain without its factor 1/2); splits below it are pruned
-        bottom up.
+        bottom up.  LightGBM's ``min_split_gain`` is not accepted as its alias:
+        it refuses a split while the tree grows, where ``gamma`` prunes a grown
+        tree from its leaves up (a split below ``gamma`` stays when a split
+        under it passes).
     min_child_weight : float >= 0, default=1.0
         Minimum hessian sum of each child.
     subsample : float in (0, 1], default=1.0
@@ -49,13 +52,17 @@ PARAMETERS_DOC = """
         leaf-wise, always the leaf of largest loss change next, LightGBM's growth.
     max_leaves : int >= 0, default=0
         Most leaves of a ``"lossguide"`` tree (LightGBM's ``num_leaves``; 0: no limit but ``max_depth``,
-        which may then be 0 for none).
+        which may then be 0 for none).  ``num_leaves`` is not accepted as its alias: LightGBM always grows
+        leaf-wise, where ``max_leaves`` also needs ``grow_policy="lossguide"`` (depthwise growth, the
+        default, refuses it), so LightGBM's code would not run unchanged anyway; set both.
     categorical_features : "auto", None, indices, names or bool mask, default="auto"
         Features split as categories (``"hist"`` only, as in XGBoost and LightGBM): ``"auto"`` takes the
         pandas ``category`` columns; integer-coded columns (non-negative whole numbers) can be named.  A
         split sends a set of categories left: the categories ordered by ``G/H`` and the best prefix taken
         (LightGBM's and XGBoost's partition method), or one category against the rest for a feature of at
         most ``max_cat_to_onehot`` categories; unseen categories go right, missing ones the learnt way.
+        The name is scikit-learn's (``HistGradientBoosting*``); LightGBM's ``categorical_feature`` (a
+        ``fit`` argument) and XGBoost's ``enable_categorical`` (with the pandas dtypes) are not aliases.
     max_cat_to_onehot : int >= 1, default=4
         Features with at most this many categories split one category against the rest.
     base_score : float or None, default=None
@@ -72,15 +79,22 @@ PARAMETERS_DOC = """
         partition stays on the host), for ``"exact"`` the prefix-sum scans of
         the sorted lists (a block per node and feature), the rows' sides and the
         lists' stable partition; the same trees as ``"cpu"``.  Prediction is
-        :class:`dtlab.inference.Forest`'s on the same backend.
+        :class:`dtlab.inference.Forest`'s on the same backend.  XGBoost's
+        ``device`` (LightGBM's ``device_type``) is not accepted as its alias: it
+        also picks a GPU by ordinal (``"cuda:1"``), which ``backend`` does not
+        (the current numba device is used), and has no ``"auto"``.
     n_jobs : int or None, default=None
         Threads of fit (feature slices) and predict (:func:`dtlab.backend.resolve_threads`: ``None``, numba's
         current thread count; -1, all of numba's threads).
     random_state : int, RandomState or None, default=None
         Seed of ``subsample`` and ``colsample_*`` (nothing is drawn when they are 1): the same seed gives the
         same model on every backend, thread and device count.
-    verbose : bool, default=False
-        A tqdm progress bar over the rounds (:class:`dtlab.callbacks.ProgressBar`).
+    verbose : int >= 0 or bool, default=0
+        Progress reporting, scikit-learn's convention: 0 is silent, True and
+        False count as 1 and 0.  From 1, a tqdm progress bar over the rounds
+        (:class:`dtlab.callbacks.ProgressBar`).  Not XGBoost's ``verbosity``
+        (which sets the level of its log messages, warnings at its default 1)
+        nor LightGBM's ``verbose`` (whose silent value -1 is an error here: use 0).
     executor : "local", "dask", scheduler address or distributed.Client, default="local"
         Who fits (GDT's selector): this process, or the workers of a Dask cluster -- ``"dask"`` for the
         session's default client, an address, or a client.  ``"hist"`` is data-parallel there (each worker

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import encode_labels
+from .._validation import check_verbose, encode_labels
 from ..backend import resolve_backend, thread_scope
 from ..callbacks import EarlyStopping, ProgressBar, RecordEvaluation, run_callbacks
 from ..distributed.executors import is_dask_collection, uses_dask
@@ -37,7 +37,7 @@ class _GBDT(BaseEstimator):
                  grow_policy: str = "depthwise", max_leaves: int = 0,
                  categorical_features: Any = "auto", max_cat_to_onehot: int = 4, base_score: float | None = None,
                  early_stopping_rounds: int | None = None, backend: str = "auto", n_jobs: int | None = None,
-                 random_state: Any = None, verbose: bool = False, executor: Any = "local",
+                 random_state: Any = None, verbose: int = 0, executor: Any = "local",
                  dask_hist_loop: str = "collective"):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -71,6 +71,7 @@ class _GBDT(BaseEstimator):
         """The boosting rounds with eval sets, callbacks and progress; ``engine`` (a Dask fit,
         :mod:`.dask.fit`) brings its own ``backend``, ``evaluation(...)`` and ``boost(...)``."""
         params = _params.check_params(self, categorical=inputs.categorical is not None and inputs.categorical.any())
+        verbose = check_verbose(self.verbose)
         self.split_method_ = params["split_method"]
         esr = _params.check_int(self.early_stopping_rounds, "early_stopping_rounds", low=1, allow_none=True)
         if esr is not None and not eval_set:
@@ -113,7 +114,7 @@ class _GBDT(BaseEstimator):
         stopping = EarlyStopping(esr, (sets[-1], metric)) if esr is not None else None
         steps = [RecordEvaluation(self.evals_result_, sets), *([stopping] if stopping else []), *(callbacks or [])]
         bar = None
-        if self.verbose:
+        if verbose:
             shown = (lambda rec: {metric: f"{rec[sets[-1]][metric]:.5f}"}) if sets else None
             bar = ProgressBar(params["n_estimators"], f"GBDT ({params['split_method']})", unit="round",
                               postfix=shown)
@@ -247,13 +248,45 @@ class GBDTRegressor(RegressorMixin, _GBDT):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, eval_set: list | None = None,
             sample_weight_eval_set: list | None = None, callbacks: list | None = None) -> "GBDTRegressor":
-        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and y (n_samples,).
+        """Boost ``n_estimators`` rounds of regression trees on the squared error.
 
-        ``sample_weight``: non-negative weights of the rows (they scale every row's ``g`` and ``h``; the
-        default base score is the weighted mean); ``eval_set``: a list of ``(X, y)`` whose loss (weighted by
-        ``sample_weight_eval_set``, one array or None per set) is recorded after every round
-        (``evals_result_``); ``callbacks``: ``callback(round, record) -> bool | None`` after every round
-        (:mod:`dtlab.callbacks`; ``record`` holds the eval sets' losses; True stops)."""
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric (pandas ``category`` columns are categorical features); NaN is a missing value.  A Dask
+            array or DataFrame with a Dask ``executor``.
+        y : array-like of shape (n_samples,), numeric, finite
+        sample_weight : array-like of shape (n_samples,), float >= 0, optional
+            Weights of the rows: they scale every row's ``g`` and ``h``; the default base score is the
+            weighted mean.
+        eval_set : list of (X, y), optional
+            Sets whose loss is recorded after every round (``evals_result_``); early stopping watches the
+            last one.
+        sample_weight_eval_set : list of array-like or None, optional
+            One weight array (or None) per eval set.
+        callbacks : list of callable, optional
+            ``callback(round, record) -> bool | None`` after every round (:mod:`dtlab.callbacks`;
+            ``record`` holds the eval sets' losses; True stops).
+
+        Returns
+        -------
+        self : GBDTRegressor
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> reg = GBDTRegressor(n_estimators=5, max_depth=2).fit(X, y)
+        >>> len(reg.trees_)
+        5
+        >>> reg.feature_importances_.shape
+        (4,)
+        """
+        check_verbose(self.verbose)
         if uses_dask(self.executor, X, y):
             return fit_on_dask(self, X, y, sample_weight, eval_set, sample_weight_eval_set, callbacks)
         _params.check_params(self)
@@ -265,12 +298,72 @@ class GBDTRegressor(RegressorMixin, _GBDT):
         return self
 
     def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
-        """Predictions, float32 array (n_samples,); with ``pred_contribs=True`` each feature's contribution by
-        exact TreeSHAP, float64 (n_samples, n_features + 1), the bias last (XGBoost's ``pred_contribs``: a
-        row's contributions add up to its prediction)."""
+        """Predicted targets, or with ``pred_contribs=True`` each feature's contribution to them.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric; NaN is a missing value.  A Dask array or DataFrame gives a Dask collection.
+        pred_contribs : bool, default=False
+            Return exact TreeSHAP contributions instead (XGBoost's ``pred_contribs``).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,), float32
+            The base score plus every tree's leaf value (the best iteration's trees with early stopping).
+            With ``pred_contribs=True``: float64 of shape (n_samples, n_features + 1), the bias last; a
+            row's contributions add up to its prediction.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> reg = GBDTRegressor(n_estimators=5, max_depth=2).fit(X, y)
+        >>> pred = reg.predict(X[:5])
+        >>> pred.shape, pred.dtype
+        ((5,), dtype('float32'))
+        >>> contribs = reg.predict(X[:5], pred_contribs=True)
+        >>> contribs.shape
+        (5, 5)
+        >>> bool(np.allclose(contribs.sum(axis=1), pred, atol=1e-4))
+        True
+        """
         if pred_contribs:
             return self._contributions(X)
         return on_margins(self._margin(X), partial(_margins_out, n_outputs=1))
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Coefficient of determination R^2 of :meth:`predict` on ``X`` against ``y`` (scikit-learn's
+        ``RegressorMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric; NaN is a missing value.  A Dask array or DataFrame gives a Dask collection.
+        y : array-like of shape (n_samples,), numeric
+            True targets.
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        score : float
+            ``1 - sum((y - pred)^2) / sum((y - mean(y))^2)``: 1 is perfect, 0 is predicting the mean.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> reg = GBDTRegressor(n_estimators=5, max_depth=2).fit(X, y)
+        >>> 0.5 < reg.score(X, y) <= 1.0
+        True
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))
 
 
 class GBDTClassifier(ClassifierMixin, _GBDT):
@@ -288,10 +381,41 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, eval_set: list | None = None,
             sample_weight_eval_set: list | None = None, callbacks: list | None = None) -> "GBDTClassifier":
-        """Fit on X (dense with NaN for missing, scipy.sparse, or pandas) and class labels y (n_samples,);
-        ``sample_weight``, ``eval_set``, ``sample_weight_eval_set`` and ``callbacks`` as
-        :meth:`GBDTRegressor.fit` (the default base score is the weighted positive rate)."""
+        """Boost ``n_estimators`` rounds of trees on the logistic loss (two classes) or softmax (one tree per
+        class and round).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric (pandas ``category`` columns are categorical features); NaN is a missing value.  A Dask
+            array or DataFrame with a Dask ``executor``.
+        y : array-like of shape (n_samples,)
+            Class labels of any kind, at least two classes.
+        sample_weight, eval_set, sample_weight_eval_set, callbacks : optional
+            As :meth:`GBDTRegressor.fit`: the default base score is the weighted positive rate, the eval
+            sets record their log loss and their labels must be among ``y``'s.
+
+        Returns
+        -------
+        self : GBDTClassifier
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GBDTClassifier(n_estimators=5, max_depth=2).fit(X, y)
+        >>> clf.classes_
+        array([0, 1])
+        >>> len(clf.trees_)  # one tree per round for two classes
+        5
+        """
         from sklearn.utils.multiclass import check_classification_targets
+
+        check_verbose(self.verbose)
 
         if uses_dask(self.executor, X, y):
             return fit_on_dask(self, X, y, sample_weight, eval_set, sample_weight_eval_set, callbacks)
@@ -323,25 +447,134 @@ class GBDTClassifier(ClassifierMixin, _GBDT):
         return codes.astype(np.int32) if self.classes_.shape[0] > 2 else codes.astype(np.float32)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Margins: (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        """Margins: the base margin plus every tree's leaf value (log-odds of ``classes_[1]`` for two classes,
+        softmax inputs otherwise).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric; NaN is a missing value.  A Dask array or DataFrame gives a Dask collection.
+
+        Returns
+        -------
+        margins : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes), float32
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GBDTClassifier(n_estimators=5, max_depth=2).fit(X, y)
+        >>> margins = clf.decision_function(X[:5])
+        >>> margins.shape, margins.dtype
+        ((5,), dtype('float32'))
+        >>> bool(np.array_equal(clf.predict(X[:5]), clf.classes_[(margins > 0).astype(int)]))
+        True
+        """
         # the functions sent with Dask partitions hold no estimator (a Dask-fitted one holds its Client, which
         # Dask cannot tokenize): plain values only
         return on_margins(self._margin(X), partial(_margins_out, n_outputs=self.n_outputs_))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities, float64 array (n_samples, n_classes) (a Dask array or DataFrame for Dask
-        input, columns the classes)."""
+        """Class probabilities: the logistic function (two classes) or softmax of the margins.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric; NaN is a missing value.  A Dask array or DataFrame gives a Dask collection.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; each row sums to 1 (for Dask input a Dask array, or a
+            Dask DataFrame whose columns are the classes).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GBDTClassifier(n_estimators=5, max_depth=2).fit(X, y)
+        >>> proba = clf.predict_proba(X[:5])
+        >>> proba.shape, proba.dtype
+        ((5, 2), dtype('float64'))
+        >>> bool(np.allclose(proba.sum(axis=1), 1.0))
+        True
+        """
         return on_margins(self._margin(X), partial(_probabilities, n_outputs=self.n_outputs_),
                           columns=list(self.classes_))
 
     def predict(self, X: Any, pred_contribs: bool = False) -> np.ndarray:
-        """Most probable class label of each row; with ``pred_contribs=True`` each feature's contribution to
-        the margin by exact TreeSHAP, float64 (n_samples, n_features + 1) for two classes, (n_samples,
-        n_classes, n_features + 1) otherwise, the bias last (XGBoost's ``pred_contribs``)."""
+        """Most probable class label of each row, or with ``pred_contribs=True`` each feature's contribution
+        to the margins.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric; NaN is a missing value.  A Dask array or DataFrame gives a Dask collection.
+        pred_contribs : bool, default=False
+            Return exact TreeSHAP contributions to the margins instead (XGBoost's ``pred_contribs``).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels of ``classes_``, of its dtype.  With ``pred_contribs=True``: float64 of shape
+            (n_samples, n_features + 1) for two classes, else (n_samples, n_classes, n_features + 1), the
+            bias last; a row's contributions add up to its margin.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GBDTClassifier(n_estimators=5, max_depth=2).fit(X, y)
+        >>> clf.predict(X[:3]).shape
+        (3,)
+        >>> set(clf.predict(X)) <= {0, 1}
+        True
+        >>> clf.predict(X[:3], pred_contribs=True).shape
+        (3, 5)
+        """
         if pred_contribs:
             return self._contributions(X)
         return on_margins(self._margin(X), partial(_labels, classes=self.classes_, n_outputs=self.n_outputs_),
                           dtype=self.classes_.dtype)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (scikit-learn's ``ClassifierMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix or pandas DataFrame of shape (n_samples, n_features)
+            Numeric; NaN is a missing value.  A Dask array or DataFrame gives a Dask collection.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows in the mean.
+
+        Returns
+        -------
+        score : float
+            Share of rows predicted right, in [0, 1].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.boosting import GBDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GBDTClassifier(n_estimators=5, max_depth=2).fit(X, y)
+        >>> 0.8 < clf.score(X, y) <= 1.0
+        True
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))
 
 
 def _margins_out(m: np.ndarray, n_outputs: int) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_int, check_sklearn_input_shape, encode_labels, fit_target
+from .._validation import check_int, check_sklearn_input_shape, check_verbose, encode_labels, fit_target
 from ..backend import thread_scope
 from . import checkpoint as ckpt
 from ._sparse import check_gdt_X, tree_call
@@ -117,8 +117,10 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
         current thread count; -1, all of numba's threads).  The fitted tree
         does not depend on it.
     random_state : int, numpy Generator/SeedSequence or None
-    verbose : bool
-        Show a progress bar (:class:`dtlab.callbacks.ProgressBar`) with the best fitness and size.
+    verbose : int >= 0 or bool, default=0
+        Progress reporting, scikit-learn's convention: 0 is silent, True and
+        False count as 1 and 0.  From 1, a progress bar over the generations
+        (:class:`dtlab.callbacks.ProgressBar`) with the best fitness and size.
     checkpoint : str or path or None
         Folder where the run is saved every ``checkpoint_every`` generations,
         at the end and on interruption; ``fit`` resumes from it when it holds a
@@ -191,7 +193,7 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
     17
     """
 
-    def __init__(self, population_size: int = default("population_size"),
+    def __init__(self, *, population_size: int = default("population_size"),
                  max_generations: int = default("max_generations"),
                  max_stagnation: int = default("max_stagnation"),
                  alpha: float = default("alpha"),
@@ -212,7 +214,7 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
                  size_alpha: float | str | None = None, size_cv: int = 3,
                  backend: str = "auto", evaluator: str = "batched", n_devices: int | None = None,
                  executor: Any = "local", n_jobs: int | None = None, random_state: Any = None,
-                 verbose: bool = False, checkpoint: str | Path | None = None,
+                 verbose: int = 0, checkpoint: str | Path | None = None,
                  checkpoint_every: int = default("checkpoint_every"),
                  callback: Callable[[int, dict], Any] | None = None):
         self.population_size = population_size
@@ -258,7 +260,20 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
         return out
 
     def fit(self, X: Any, y: Any) -> "GDTClassifier":
-        """Evolve a tree on ``X`` (n_samples, n_features; scipy.sparse CSR kept, CSC converted to CSR) and ``y``.
+        """Evolve a tree on ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+            Cast to float32 (a CSR matrix is kept sparse, a CSC one converted to CSR); at least
+            ``min_samples_split`` rows.
+        y : array-like of shape (n_samples,)
+            Class labels of any kind.
+
+        Returns
+        -------
+        self : GDTClassifier
+            The fitted estimator.
 
         Raises
         ------
@@ -275,6 +290,19 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
             Data too large for the devices (raised before anything is allocated).
 
         A failed fit leaves no fitted attribute behind (the estimator is unfitted).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.evolution import GDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GDTClassifier(population_size=8, max_generations=10, random_state=0).fit(X, y)
+        >>> clf.classes_
+        array([0, 1])
+        >>> clf.n_generations_ <= 10
+        True
         """
         try:
             with thread_scope(self.n_jobs):
@@ -286,6 +314,7 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
 
     def _fit(self, X: Any, y: Any) -> "GDTClassifier":
         params = self._validated_params()
+        check_verbose(self.verbose)
         size_alpha = check_size_alpha(self.size_alpha)
         size_cv = check_int(self.size_cv, "size_cv", low=2)
         n_devices = check_int(self.n_devices, "n_devices", low=1, allow_none=True)
@@ -336,8 +365,8 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
     def _evolve(self, state: RunState, X, y_enc, evaluator, params: EvolutionParams, checkpoint_every: int) -> None:
         from .session import evolve
 
-        evolve(state, X, evaluator, params, verbose=self.verbose, callback=self.callback, checkpoint=self.checkpoint,
-               checkpoint_every=checkpoint_every, search_params=self._search_params(),
+        evolve(state, X, evaluator, params, verbose=check_verbose(self.verbose) > 0, callback=self.callback,
+               checkpoint=self.checkpoint, checkpoint_every=checkpoint_every, search_params=self._search_params(),
                fingerprint=ckpt.data_fingerprint(X, y_enc) if self.checkpoint is not None else "")
         self._finish(state.best_individual(), state.front.non_dominated(), state.history, state.stop_reason,
                      state.generation, X)
@@ -382,16 +411,94 @@ class GDTClassifier(TreeInspectionMixin, ClassifierMixin, BaseEstimator):
             return tree_call(self.tree_, "apply", X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Training class frequencies of the reached leaf, float64 of shape (n_samples, n_classes)."""
+        """Training class frequencies of the leaf each row reaches.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+            Cast to float32 as in ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; each row sums to 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.evolution import GDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GDTClassifier(population_size=8, max_generations=10, random_state=0).fit(X, y)
+        >>> proba = clf.predict_proba(X[:5])
+        >>> proba.shape, proba.dtype
+        ((5, 2), dtype('float64'))
+        >>> bool(np.allclose(proba.sum(axis=1), 1.0))
+        True
+        """
         X = self._check_predict_input(X)
         with thread_scope(self.n_jobs):
             return tree_call(self.tree_, "predict_proba", X)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Majority training class of the reached leaf, shape (n_samples,), labels as in ``classes_``."""
+        """Majority training class of the leaf each row reaches.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+            Cast to float32 as in ``fit``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels of ``classes_``, of its dtype.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.evolution import GDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GDTClassifier(population_size=8, max_generations=10, random_state=0).fit(X, y)
+        >>> clf.predict(X[:3]).shape
+        (3,)
+        >>> set(clf.predict(X)) <= {0, 1}
+        True
+        """
         X = self._check_predict_input(X)
         with thread_scope(self.n_jobs):
             return tree_call(self.tree_, "predict", X)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (scikit-learn's ``ClassifierMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows in the mean.
+
+        Returns
+        -------
+        score : float
+            Share of rows predicted right, in [0, 1].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.evolution import GDTClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = GDTClassifier(population_size=8, max_generations=10, random_state=0).fit(X, y)
+        >>> 0.5 < clf.score(X, y) <= 1.0
+        True
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

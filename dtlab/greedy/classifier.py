@@ -14,7 +14,9 @@ from ._params import FittedTreeMixin, check_choice, check_tree_params, fit_featu
 from .builder import build_greedy_tree
 from .pruning import pessimistic_prune
 
-CRITERIA = ("gini", "entropy", "gain_ratio")
+CRITERIA = ("gini", "entropy", "log_loss", "gain_ratio")
+#: scikit-learn's synonyms: the criterion the tree builder is given.
+CRITERION_SYNONYMS = {"log_loss": "entropy"}
 PRUNING = (None, "pessimistic")
 
 
@@ -32,12 +34,16 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    criterion : {"gini", "entropy", "gain_ratio"}, default="gini"
+    criterion : {"gini", "entropy", "log_loss", "gain_ratio"}, default="gini"
+        ``"log_loss"`` is scikit-learn's other name of ``"entropy"`` (the
+        same information gain, the same tree).
     max_depth : int >= 0 or None, default=None
     min_samples_split : int >= 2, default=2
     min_samples_leaf : int >= 1, default=1
         (J48's ``-M`` is 2.)
     pruning : {None, "pessimistic"}, default=None
+        C4.5's pruning.  scikit-learn's ``ccp_alpha`` (minimal cost-complexity
+        pruning) is another method, so no name here stands for it.
     confidence : float in (0, 0.5], default=0.25
         C4.5's confidence factor for pessimistic pruning; smaller prunes more.
     random_state : int, RandomState or None, default=None
@@ -50,6 +56,12 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         has a CUDA search (and X no missing value), else the CPU.
     n_jobs : int or None, default=None
         Threads of fit and predict (:func:`dtlab.backend.resolve_threads`).
+
+    The split search is always scikit-learn's ``splitter="best"`` over every
+    feature (``max_features=None``); its other parameters (``max_features``,
+    ``max_leaf_nodes``, ``min_impurity_decrease``, ``class_weight``, ...) are
+    not implemented, so they are not accepted.  There is no ``verbose``: a
+    tree fit has no progress to report (as in scikit-learn).
 
     Attributes
     ----------
@@ -108,10 +120,25 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        self
+        self : DecisionTreeClassifier
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+        >>> clf.classes_
+        array([0, 1])
+        >>> clf.get_depth() <= 3
+        True
         """
         max_depth, min_samples_split, min_samples_leaf = check_tree_params(self)
         criterion = check_choice(self.criterion, "criterion", CRITERIA)
+        criterion = CRITERION_SYNONYMS.get(criterion, criterion)
         if self.pruning not in PRUNING:
             raise ValueError(f"pruning must be one of {PRUNING}, got {self.pruning!r}")
         confidence = check_real(self.confidence, "confidence", low=0.0, high=0.5, low_inclusive=False)
@@ -147,8 +174,90 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         with np.errstate(divide="ignore", invalid="ignore"):
             return n_rows, -np.where(p > 0, p * np.log2(p), 0.0).sum(axis=1)
 
+    def predict(self, X: Any) -> np.ndarray:
+        """Majority class of the leaf each row reaches (the first of ``classes_`` on a tie).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), numeric
+            Cast to float32 as in ``fit``; NaN is a missing value, inf an error.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels of ``classes_``, of its dtype.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+        >>> clf.predict(X[:3]).shape
+        (3,)
+        >>> set(clf.predict(X)) <= {0, 1}
+        True
+        """
+        return super().predict(X)
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class frequencies of the leaf each row reaches, float64 of shape (n_samples, n_classes)."""
+        """Class frequencies (weighted by ``sample_weight`` in fit) of the training rows of the leaf each row reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), numeric
+            Cast to float32 as in ``fit``; NaN is a missing value, inf an error.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; each row sums to 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+        >>> proba = clf.predict_proba(X[:5])
+        >>> proba.shape, proba.dtype
+        ((5, 2), dtype('float64'))
+        >>> bool(np.allclose(proba.sum(axis=1), 1.0))
+        True
+        """
         X32 = self._tree_input(X)
         with thread_scope(self.n_jobs):
             return self.tree_.predict_proba(X32, backend=self.backend_)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (scikit-learn's ``ClassifierMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), numeric
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows in the mean.
+
+        Returns
+        -------
+        score : float
+            Share of rows predicted right, in [0, 1].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = DecisionTreeClassifier(random_state=0).fit(X, y)
+        >>> clf.score(X, y)  # a tree grown to purity fits its training rows
+        1.0
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))

@@ -56,6 +56,13 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         Threads of fit and predict (:func:`dtlab.backend.resolve_threads`:
         ``None``, numba's current thread count; -1, all of numba's threads).
 
+    There is no ``criterion``: the only one is the squared error (scikit-learn's
+    default ``criterion="squared_error"``; its other criteria are not
+    implemented).  ``method`` names no scikit-learn parameter (``splitter``
+    chooses between best and random splits, not how the best is found: here it
+    is always ``"best"``, over every feature, ``max_features=None``).  There is
+    no ``verbose``: a tree fit has no progress to report (as in scikit-learn).
+
     Attributes
     ----------
     tree_ : FlatTree
@@ -115,7 +122,19 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        self
+        self : DecisionTreeRegressor
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> reg = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+        >>> reg.get_n_leaves() <= 8
+        True
         """
         max_depth, min_samples_split, min_samples_leaf = check_tree_params(self)
         method = check_choice(self.method, "method", tuple(METHODS))
@@ -139,3 +158,61 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
         self.n_features_in_ = X32.shape[1]
         self.backend_ = backend.name
         return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Mean training target (weighted by ``sample_weight`` in fit) of the leaf each row reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), numeric
+            Cast to float32 as in ``fit``; NaN is a missing value, inf an error.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,), float64
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> reg = DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y)
+        >>> pred = reg.predict(X[:5])
+        >>> pred.shape, pred.dtype
+        ((5,), dtype('float64'))
+        """
+        return super().predict(X)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Coefficient of determination R^2 of :meth:`predict` on ``X`` against ``y`` (scikit-learn's
+        ``RegressorMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), numeric
+        y : array-like of shape (n_samples,), numeric
+            True targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float
+            ``1 - sum((y - pred)^2) / sum((y - mean(y))^2)``: 1 is perfect, 0 is predicting the mean.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.greedy import DecisionTreeRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> reg = DecisionTreeRegressor(random_state=0).fit(X, y)
+        >>> reg.score(X, y)  # a tree grown to single rows fits its training rows
+        1.0
+        >>> 0.0 < DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y).score(X, y) < 1.0
+        True
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))

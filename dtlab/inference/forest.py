@@ -133,20 +133,38 @@ class Forest:
 
         Parameters
         ----------
-        X : array-like (n_samples, n_features), a dask array or a dask DataFrame; NaN is missing
-        method : {"auto", "traversal", "bitmask", "quickscorer"}
+        X : array-like of shape (n_samples, n_features), a dask array or a dask DataFrame
+            Numeric; NaN is missing, inf an error.  float32 stays float32 (thresholds compare as in
+            training), anything else is read as float64.
+        method : {"auto", "traversal", "bitmask", "quickscorer"}, default="auto"
             ``"auto"``: the fastest for the forest's shape, measured once on this machine (on the cuda
             backend: on the GPU; under numba's CUDA simulator it is ``"traversal"``).
-        backend : {"auto", "cpu", "cuda"}
-        n_jobs : int or None
+        backend : {"auto", "cpu", "cuda"}, default="auto"
+        n_jobs : int or None, default=None
             CPU threads of the kernels (:func:`dtlab.backend.resolve_threads`: ``None``, numba's current
             thread count; -1, all of numba's threads); per partition for dask input.
 
         Returns
         -------
-        ndarray (n_samples,) float64 for one output, else (n_samples, n_outputs): XGBoost margins
-        (with base score), LightGBM raw scores, scikit-learn ``predict_proba`` / ``predict``.
-        A dask input gives a dask array.
+        raw : ndarray of shape (n_samples,) for one output, else (n_samples, n_outputs), float64
+            XGBoost margins (with base score), LightGBM raw scores, scikit-learn ``predict_proba`` /
+            ``predict``.  A dask input gives a dask array.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from dtlab.inference import Forest
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> model = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+        >>> forest = Forest(model)
+        >>> pred = forest.predict(X[:5])
+        >>> pred.shape, pred.dtype
+        ((5,), dtype('float64'))
+        >>> bool(np.allclose(pred, model.predict(X[:5])))
+        True
         """
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -182,10 +200,32 @@ class Forest:
     def apply(self, X: Any, backend: str = "auto", n_jobs: int | None = None) -> np.ndarray:
         """The leaf each row reaches in each tree.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric; NaN is missing, inf an error.
+        backend : {"auto", "cpu", "cuda"}, default="auto"
+        n_jobs : int or None, default=None
+            CPU threads (as :meth:`predict`).
+
         Returns
         -------
-        ndarray (n_samples, n_trees), int32: tree-local node indices (the tree's root is 0; for a dtlab
-        GBDT tree, its node numbering).
+        leaves : ndarray of shape (n_samples, n_trees), int32
+            Tree-local node indices (the tree's root is 0; for a dtlab GBDT tree, its node numbering).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.ensemble import RandomForestRegressor
+        >>> from dtlab.inference import Forest
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = X[:, 0] - 2 * X[:, 1]
+        >>> model = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+        >>> forest = Forest(model)
+        >>> leaves = forest.apply(X[:5])
+        >>> leaves.shape, leaves.dtype
+        ((5, 5), dtype('int32'))
         """
         resolve_threads(n_jobs)
         return self._walk("leaves", X, "traversal", resolve_backend(backend, X), n_jobs)

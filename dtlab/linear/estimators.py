@@ -10,6 +10,7 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from .._validation import check_verbose
 from ..backend import thread_scope, to_host
 from ..distributed.executors import uses_dask
 from ._data import check_fit_input, check_params, check_predict_input, class_weights
@@ -122,18 +123,41 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def fit(self, X: Any, y: Any) -> "_TronClassifier":
-        """Train on ``X`` (dense or sparse, shape (n_samples, n_features)) and class labels ``y``: one problem for
-        two classes, one per class against the rest for more (as LIBLINEAR).
+        """Train on ``X`` and ``y``: one problem for two classes, one per class against the rest for more (as
+        LIBLINEAR).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+            Dense or sparse (CSR is used as is); a cupy array stays on its GPU; a Dask array or DataFrame
+            with a Dask ``executor``.
+        y : array-like of shape (n_samples,)
+            Class labels of any kind, at least two classes.
 
         Returns
         -------
-        self
+        self : TronLogisticRegression or TronLinearSVC
+            The fitted estimator.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.linear import TronLinearSVC, TronLogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = TronLogisticRegression(backend="cpu").fit(X, y)
+        >>> clf.coef_.shape, clf.coef_.dtype
+        ((1, 4), dtype('float64'))
+        >>> bool(clf.converged_)
+        True
         """
         check_params(self, SOLVERS)
+        verbose = check_verbose(self.verbose)
         fit = fit_linear(X, y, loss=self._loss, C=float(self.C), tol=float(self.tol),
                          fit_intercept=bool(self.fit_intercept), max_iter=int(self.max_iter), solver=self.solver,
                          backend=self.backend, n_jobs=self.n_jobs, placement=self.placement,
-                         device_memory=self.device_memory, verbose=self.verbose, class_weight=self.class_weight,
+                         device_memory=self.device_memory, verbose=verbose, class_weight=self.class_weight,
                          executor=self.executor)
         results = fit["results"]
         one = len(results) == 1  # two classes: scalars, as before; one-vs-rest: one entry per class
@@ -164,8 +188,31 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """``X @ coef_.T + intercept_``, float64: shape (n_samples,) for two classes (positive means
-        ``classes_[1]``), else (n_samples, n_classes), one column per class against the rest."""
+        """The decision values ``X @ coef_.T + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes), float64
+            Two classes: positive means ``classes_[1]``.  More: one column per class against the rest.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.linear import TronLinearSVC, TronLogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> svm = TronLinearSVC(backend="cpu").fit(X, y)
+        >>> d = svm.decision_function(X[:5])
+        >>> d.shape, d.dtype
+        ((5,), dtype('float64'))
+        >>> bool(np.array_equal(svm.predict(X[:5]), svm.classes_[(d > 0).astype(int)]))
+        True
+        """
         Xh = check_predict_input(self, X)
         with thread_scope(self.n_jobs, blas=not scipy.sparse.issparse(Xh)):  # a dense product is BLAS's
             if self.coef_.shape[0] == 1:
@@ -173,12 +220,64 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
             return np.asarray(Xh @ self.coef_.T) + self.intercept_
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels, shape (n_samples,), of ``classes_``'s dtype: the sign of the decision value for two
-        classes, the largest one-vs-rest decision value otherwise (LIBLINEAR's ``predict``)."""
+        """Class labels: the sign of the decision value for two classes, the largest one-vs-rest decision value
+        otherwise (LIBLINEAR's ``predict``).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels of ``classes_``, of its dtype.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.linear import TronLinearSVC, TronLogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = TronLogisticRegression(backend="cpu").fit(X, y)
+        >>> clf.predict(X[:3]).shape
+        (3,)
+        >>> set(clf.predict(X)) <= {0, 1}
+        True
+        """
         d = self.decision_function(X)  # first: raises NotFittedError before classes_ is read
         if d.ndim == 1:
             return self.classes_[(d > 0).astype(np.intp)]
         return self.classes_[np.argmax(d, axis=1)]
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of :meth:`predict` on ``X`` against ``y`` (scikit-learn's ``ClassifierMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows in the mean.
+
+        Returns
+        -------
+        score : float
+            Share of rows predicted right, in [0, 1].
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.linear import TronLinearSVC, TronLogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = TronLinearSVC(backend="cpu").fit(X, y)
+        >>> 0.9 < clf.score(X, y) <= 1.0
+        True
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -233,8 +332,10 @@ class TronLogisticRegression(_TronClassifier):
         the whole fit; f, the gradient and every Hessian-vector product are summed over the workers, the
         trust region or line search runs here (Zhuang, Chin, Juan, Lin 2015; :mod:`dtlab.linear.dask`).
         Dask arrays (dense or CSR chunks) and DataFrames need a Dask executor; host data is scattered.
-    verbose : int, default=0
-        Print one line per Newton iteration, as LIBLINEAR does.
+    verbose : int >= 0 or bool, default=0
+        Progress reporting, scikit-learn's convention: 0 is silent, True and
+        False count as 1 and 0.  From 1, one printed line per Newton iteration,
+        as LIBLINEAR prints them.
 
     Attributes
     ----------
@@ -267,6 +368,18 @@ class TronLogisticRegression(_TronClassifier):
 
     Notes
     -----
+    The names are scikit-learn's (``LogisticRegression``, ``LinearSVC``) with
+    LIBLINEAR's meanings (``C`` is ``-c``, ``tol`` is ``-e``, ``fit_intercept``
+    is ``-B 1``, ``class_weight`` is ``-wi``, ``max_iter`` bounds the Newton
+    iterations as scikit-learn's does for LIBLINEAR).  Not accepted, because
+    nothing here could differ: ``penalty`` (always ``"l2"``), ``loss`` and
+    ``dual`` (the loss is the class's, solved in the primal as ``dual=False``),
+    ``multi_class`` (always one-vs-rest), ``intercept_scaling`` (the constant
+    feature is 1, as ``-B 1``) and ``random_state`` (TRON draws nothing).
+    scikit-learn's ``solver`` values (``"lbfgs"``, ``"liblinear"``, ...) name
+    other algorithms, or another LIBLINEAR version, so none is an alias of
+    ``"tron"`` or ``"newton"``.
+
     Halloran and Rocke, "GPU-accelerated primal learning for extremely fast large-scale
     classification" (NeurIPS 2020); Lin, Weng and Keerthi, "Trust region Newton method for
     large-scale logistic regression" (JMLR 2008).
@@ -275,13 +388,60 @@ class TronLogisticRegression(_TronClassifier):
     _loss = "logistic"
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Probabilities of ``classes_``, shape (n_samples, n_classes), float64: the logistic function of the
-        decision value for two classes; for one-vs-rest each class's logistic value, normalised to sum 1
-        (LIBLINEAR's ``predict_probability``)."""
+        """Probabilities of ``classes_``: the logistic function of the decision value for two classes; for
+        one-vs-rest each class's logistic value, normalised to sum 1 (LIBLINEAR's ``predict_probability``).
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; each row sums to 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.linear import TronLogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = TronLogisticRegression(backend="cpu").fit(X, y)
+        >>> proba = clf.predict_proba(X[:5])
+        >>> proba.shape, proba.dtype
+        ((5, 2), dtype('float64'))
+        >>> bool(np.allclose(proba.sum(axis=1), 1.0))
+        True
+        """
         return np.exp(self.predict_log_proba(X))
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba`, computed without underflow, shape (n_samples, n_classes)."""
+        """Log of :meth:`predict_proba`, computed without underflow.
+
+        Parameters
+        ----------
+        X : array-like or scipy.sparse matrix of shape (n_samples, n_features), numeric, finite
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes), float64
+            Columns in the order of ``classes_``; every value <= 0.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dtlab.linear import TronLogisticRegression
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(100, 4))
+        >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        >>> clf = TronLogisticRegression(backend="cpu").fit(X, y)
+        >>> log_proba = clf.predict_log_proba(X[:5])
+        >>> log_proba.shape, log_proba.dtype
+        ((5, 2), dtype('float64'))
+        >>> bool(np.allclose(np.exp(log_proba), clf.predict_proba(X[:5])))
+        True
+        """
         d = self.decision_function(X)
         if d.ndim == 1:
             return np.column_stack([-np.logaddexp(0.0, d), -np.logaddexp(0.0, -d)])
@@ -298,7 +458,7 @@ class TronLinearSVC(_TronClassifier):
     ``X_I`` are formed on the device).
 
     Parameters and attributes are those of :class:`TronLogisticRegression`
-    (no ``predict_proba``).
+    (no ``predict_proba``), and so are its Notes on scikit-learn's names.
     """
 
     _loss = "squared_hinge"
