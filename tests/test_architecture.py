@@ -39,9 +39,9 @@ PACKAGE = ROOT / "dtlab"
 WORKBENCH = ROOT / "workbench"
 
 #: Modules that are not techniques; none of them may import a technique package (or the lab).
-FOUNDATION = ("dtlab.backend", "dtlab._validation", "dtlab._jit", "dtlab._cuda_blocks", "dtlab.callbacks",
-              "dtlab.datasets", "dtlab.trees", "dtlab.splits", "dtlab.plotting", "dtlab.distributed", "dtlab.testing",
-              "workbench.widgets", "dtlab.gpu")
+FOUNDATION = ("dtlab.backend", "dtlab._validation", "dtlab._jit", "dtlab._hashing", "dtlab._cuda_blocks",
+              "dtlab.callbacks", "dtlab.datasets", "dtlab.trees", "dtlab.splits", "dtlab.plotting", "dtlab.distributed",
+              "dtlab.testing", "workbench.widgets", "dtlab.gpu")
 #: The lab: the registry behind ``python -m workbench figures | bench``, timing helpers, the gallery; the techniques'
 #: experiments register into it (its catalog imports them by name, which no static edge shows).
 LAB = ("workbench",)

@@ -1,7 +1,7 @@
 """Seeded, order-independent draws of rows (``subsample``) and features (``colsample_bytree`` / ``_bylevel``).
 
 Every draw is a hash of ``(seed, tree, level, index)`` (splitmix64's
-finalizer over the packed key), compared with the fraction or ranked:
+finalizer over the packed key, :func:`dtlab._hashing.mix64`), compared with the fraction or ranked:
 
 * a row is in tree ``t``'s sample when ``u(seed, t, row) < subsample``, ``u``
   uniform in ``[0, 1)``: the same rows however the data are split between
@@ -21,25 +21,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._jit import NJIT
+from .._hashing import GOLDEN, mix64, splitmix64
+from .._jit import NJIT, compile_functions
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-@numba.njit(**NJIT)
-def _mix(z):
-    """splitmix64's finalizer: a bijection of uint64 whose output bits each depend on every input bit."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+#: splitmix64's mix without its increment (:func:`dtlab._hashing.mix64`), compiled for the CPU (the draws are
+#: made on the host, for the CPU and CUDA paths alike); a variant of its own in numba's cache.
+_mix = compile_functions([splitmix64, mix64], numba.njit(**NJIT), variant="boosting_sampling")["mix64"]
 
 
 @numba.njit(**NJIT)
 def _key(seed, tree, level):
     """The hash state of one (seed, tree, level): three rounds of mixing."""
-    z = _mix(np.uint64(seed) + _GOLDEN)
-    z = _mix(z ^ (np.uint64(tree) * _GOLDEN))
-    return _mix(z ^ (np.uint64(level) + _GOLDEN))
+    z = _mix(np.uint64(seed) + GOLDEN)
+    z = _mix(z ^ (np.uint64(tree) * GOLDEN))
+    return _mix(z ^ (np.uint64(level) + GOLDEN))
 
 
 @numba.njit(**NJIT)
@@ -48,7 +43,7 @@ def _uniforms(seed, tree, level, n, out):
     base = _key(seed, tree, level)
     scale = 1.0 / 9007199254740992.0  # 2^-53
     for i in range(n):
-        out[i] = (_mix(base ^ (np.uint64(i) * _GOLDEN)) >> np.uint64(11)) * scale
+        out[i] = (_mix(base ^ (np.uint64(i) * GOLDEN)) >> np.uint64(11)) * scale
 
 
 def uniforms(seed: int, tree: int, level: int, n: int) -> np.ndarray:

@@ -19,6 +19,20 @@ def test_draws_are_a_function_of_seed_tree_and_index():
     assert row_sample(7, 3, 10, 1.0) is None
 
 
+def test_draws_are_pinned_to_the_bit():
+    """The draws of a seed never change (models are reproducible across versions): splitmix64's mix
+    (:func:`dtlab._hashing.mix64`, the finaliser alone) over (seed, tree, level, index)."""
+    from dtlab._hashing import mix64
+
+    z = np.array([0, 1, 0x9E3779B97F4A7C15, 2**64 - 1], np.uint64)
+    ref = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    ref = (ref ^ (ref >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    np.testing.assert_array_equal(mix64(z), ref ^ (ref >> np.uint64(31)))
+    bits = uniforms(7, 3, 2, 4).view(np.uint64)
+    np.testing.assert_array_equal(bits, np.array([0x3FD48B286CC55D72, 0x3FB5AA98FC8142D0, 0x3FE5D2B936A242B4,
+                                                  0x3FE684BFBE19705D], np.uint64))
+
+
 def test_feature_draws_nest_and_count_as_xgboost():
     tree = feature_sample(1, 0, 0, None, 10, 0.5)
     assert tree.sum() == 5

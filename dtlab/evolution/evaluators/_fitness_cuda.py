@@ -22,7 +22,7 @@ Listings 2 and 3), for a whole batch of individuals in one launch each:
     Reduces the blocks' copies: counts add, the two smallest hashes of all
     copies are kept, and their rows are recovered exactly from the hashes --
     a draw hash ``splitmix64(seed ^ row) ^ salt`` is a bijection of the row
-    (:func:`~dtlab.evolution.evaluators.draws.unsplitmix64`), so no row ids travel with
+    (:func:`dtlab._hashing.unsplitmix64`), so no row ids travel with
     the atomics.
 
 The draw is the CPU evaluator's (the same hash of the same global row id, the
@@ -60,6 +60,7 @@ import time
 import numpy as np
 from numba import cuda
 
+from ..._hashing import splitmix64, unsplitmix64
 from ..._jit import compile_functions
 from ...backend import resolve_backend
 from ...gpu.kernels import declare_kernel, variants
@@ -67,7 +68,7 @@ from ...gpu.launch import chunks, launch, limits
 from ...gpu.model import SECTOR, Work
 from ...trees.walk import cuda_walks
 from .base import BatchWork, LeafStats
-from .draws import EMPTY_HASH, splitmix64, unsplitmix64
+from .draws import EMPTY_HASH
 
 #: Threads per block on a GPU, and in the simulator (which runs each thread as a Python thread).
 THREADS_PER_BLOCK = 256

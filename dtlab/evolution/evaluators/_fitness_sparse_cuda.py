@@ -24,6 +24,7 @@ import time
 import numpy as np
 from numba import cuda
 
+from ..._hashing import splitmix64
 from ..._jit import compile_functions
 from ...gpu.kernels import declare_kernel, variants
 from ...gpu.launch import chunks, launch, limits
@@ -31,7 +32,7 @@ from ...gpu.model import SECTOR, Work
 from .._sparse import compile_csr_walks, csr_arrays
 from ._fitness_cuda import SHARED_SLOTS, SIMULATOR_THREADS_PER_BLOCK, THREADS_PER_BLOCK, kernels, use_device
 from .base import BatchWork, LeafStats
-from .draws import EMPTY_HASH, splitmix64
+from .draws import EMPTY_HASH
 
 
 @functools.lru_cache(maxsize=1)

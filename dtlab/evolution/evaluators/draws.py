@@ -11,9 +11,9 @@ keeps the two rows with the smallest keys.  The smallest keys of a union are
 the smallest of the parts' smallest keys, so any split of the rows into blocks,
 shards or devices, in any order, gives the same two rows.
 
-The per-row functions here (:func:`splitmix64`, :func:`key_less`,
-:func:`insert_candidate`, :func:`accumulate_row`, with the tree walk of
-:mod:`dtlab.trees.walk`) are plain functions that keep the rules of
+The per-row functions here (:func:`key_less`, :func:`insert_candidate`,
+:func:`accumulate_row`, with the hash :func:`dtlab._hashing.splitmix64` and the
+tree walk of :mod:`dtlab.trees.walk`) are plain functions that keep the rules of
 :mod:`dtlab._jit`: the CPU kernels (:mod:`._fitness_cpu`) compile them with
 ``numba.njit`` and the CUDA kernels (:mod:`._fitness_cuda`) with
 ``numba.cuda.jit(device=True)`` (:func:`compile_row_functions`; tested under the
@@ -28,61 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._hashing import splitmix64
 from ..._jit import compile_functions
 from ...trees.walk import compile_walks
 
 #: Hash value of an empty candidate slot (its row is -1).
 EMPTY_HASH = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-
-
-def splitmix64(x):
-    """SplitMix64 finaliser: a bijective 64-bit mix (Steele et al., 2014).
-
-    Works on a numba ``uint64`` scalar and, vectorised, on a numpy ``uint64``
-    array (numpy wraps array arithmetic modulo 2**64 like C).
-
-    Parameters
-    ----------
-    x : uint64 scalar or ndarray of uint64
-
-    Returns
-    -------
-    uint64 scalar or ndarray of uint64
-    """
-    z = x + _GOLDEN
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    return z ^ (z >> _S31)
-
-
-_INV_MIX1 = np.uint64(pow(0xBF58476D1CE4E5B9, -1, 2**64))
-_INV_MIX2 = np.uint64(pow(0x94D049BB133111EB, -1, 2**64))
-_S60 = np.uint64(60)
-_S54 = np.uint64(54)
-_S62 = np.uint64(62)
-
-
-def unsplitmix64(z):
-    """The inverse of :func:`splitmix64`: ``unsplitmix64(splitmix64(x)) == x`` for every uint64 ``x``.
-
-    A draw hash is ``splitmix64(seed ^ row) ^ salt``, a bijection of the row id,
-    so a kernel that keeps only the smallest hashes of a leaf (with atomic
-    minima, as the CUDA evaluator does) recovers their rows exactly:
-    ``row = unsplitmix64(hash ^ salt) ^ seed``.  Scalar (numba) or ndarray of uint64.
-    """
-    z = z ^ (z >> _S31) ^ (z >> _S62)  # x ^= x >> s is undone by x ^ (x >> s) ^ (x >> 2s) ^ ... (s >= 22)
-    z = z * _INV_MIX2
-    z = z ^ (z >> _S27) ^ (z >> _S54)
-    z = z * _INV_MIX1
-    z = z ^ (z >> _S30) ^ (z >> _S60)
-    return z - _GOLDEN
 
 
 def key_less(h, r, h2, r2):
