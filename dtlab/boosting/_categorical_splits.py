@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from .._jit import NJIT, compile_functions, cpu_jit
-from ._exact_cpu import _leaf_gain
+from ._gain import _leaf_gain
 
 
 def categorical_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, max_onehot, order, ratio):

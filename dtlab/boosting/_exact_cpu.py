@@ -34,25 +34,13 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import rank_prefix
+from ._gain import RT_EPS, _leaf_gain32
 
-#: XGBoost's kRtEps: a split must improve the loss by more than this.
-RT_EPS = 1e-6
 #: Entries per chunk of :func:`_rank_complete`.
 SCAN_CHUNK = 4096
 #: Below this many list entries a fit runs its kernels serially.
 PARALLEL_MIN_WORK = 1 << 18
 _ZERO32 = np.float32(0.0)
-
-
-@numba.njit(**NJIT)
-def _leaf_gain(g, h, lam):
-    return g * g / (h + lam)
-
-
-@numba.njit(**NJIT)
-def _leaf_gain32(g, h, lam):
-    """XGBoost's ``CalcGainGivenWeight``: ``G^2`` and ``H + lam`` rounded to float32, divided in float32."""
-    return np.float32(g * g) / np.float32(h + lam)
 
 
 @numba.njit(**NJIT)

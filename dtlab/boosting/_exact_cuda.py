@@ -54,7 +54,8 @@ from .._jit import compile_functions, cuda_device
 from ..gpu.kernels import declare_kernel
 from ..gpu.launch import launch
 from ..gpu.model import SECTOR, Work
-from ._exact_cpu import _choose_candidate, _leaf_gain32, _midpoint
+from ._exact_cpu import _choose_candidate, _midpoint
+from ._gain import _leaf_gain32
 from ._hist_cuda import ARG, BEST, BEST_F, LEFT, REDUCE_TPB, reduce_best
 from ._rows_cuda import DeviceRows
 from .sampling import gate_gains
@@ -206,12 +207,17 @@ def _kernels(tpb: int):
 class ExactCudaSearch:
     """The exact split finder of one fit on the device: the sorted lists and their double buffers there.
 
+    A :class:`.protocols.RowStateFinder`: its rows' state is a :class:`._rows_cuda.DeviceRows`.
+
     Parameters
     ----------
     data : :class:`dtlab.boosting.grower.ColumnData`
     backend : Backend, resolved, ``is_cuda``: the device is numba's current one; the lists, gradients and
         rows stay there as numba device arrays for the whole fit (one copy of the level's best splits back)
     """
+
+    #: The level's column sample (:attr:`.protocols.SplitFinder.allowed`), set by the grower; None: every feature.
+    allowed: np.ndarray | None = None
 
     def __init__(self, data, backend):
         self.simulated = bool(numba.config.ENABLE_CUDASIM)
@@ -256,7 +262,7 @@ class ExactCudaSearch:
                cuda.to_device(np.ascontiguousarray(node_n, np.int64)), self.d_col_missing, float(lam), float(mcw),
                f_gain, f_thr, f_left)
         best = cuda.device_array((4, n_nodes))
-        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
+        gate_gains(f_gain, self.allowed)  # the level's column sample (sampling.py)
         launch(reduce_best, n_nodes, REDUCE_TPB, f_gain, f_thr, f_left, 0.0, best)  # > 0, as _reduce_splits
         packed = best.copy_to_host()  # the level's one copy to the host
         return (packed[BEST_F].astype(np.int64), packed[BEST].copy(), packed[ARG].astype(np.float32),

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._jit import NJIT
 from ..splits import rank_prefix
-from ._exact_cpu import RT_EPS, _leaf_gain
+from ._gain import RT_EPS, _leaf_gain
 
 #: Length of the padded cut table :func:`_bin_values` searches: the most cuts a feature has (``max_bins - 2``
 #: for ``max_bins <= 256``), then ``+inf``; a power of two minus one, so the search takes 8 fixed steps.

@@ -56,7 +56,7 @@ from ..gpu.kernels import declare_kernel
 from ..gpu.launch import chunks, launch, limits
 from ..gpu.model import SECTOR, Work
 from ..splits import largest, rank_prefix
-from ._exact_cpu import RT_EPS, _leaf_gain
+from ._gain import RT_EPS, _leaf_gain
 from ._hist_cpu import _best_bin_split
 from ._rows_cuda import HI, LO, NODE, DeviceRows
 from .hist import HistSearch
@@ -217,6 +217,8 @@ class _Buffer:
 class HistCudaSearch(HistSearch):
     """:class:`.hist.HistSearch` with the rows, histograms, scans and reductions on the device.
 
+    A :class:`.protocols.RowStateFinder`: its rows' state is a :class:`._rows_cuda.DeviceRows`.
+
     ``backend``: the resolved cuda Backend; the device is numba's current one, where the bins, gradients, rows
     and histograms stay as numba device arrays for the whole fit.
     """
@@ -292,7 +294,7 @@ class HistCudaSearch(HistSearch):
                    float(mcw), self.d_pos_bins, f_gain, f_bin, f_left)
         self.hg_parent, self.hh_parent = hg, hh
         best = self._bufs["best"].get(4, n_nodes)
-        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
+        gate_gains(f_gain, self.allowed)  # the level's column sample (sampling.py)
         launch(reduce_best, n_nodes, REDUCE_TPB, f_gain, f_bin, f_left, float(RT_EPS), best)
         packed = best.copy_to_host()  # the level's one copy to the host
         best_f = packed[BEST_F].astype(np.int64)

@@ -25,7 +25,7 @@ from ..gpu.kernels import declare_kernel
 from ..gpu.launch import grid_for, launch
 from ..splits import largest, rank_prefix
 from ._categorical_splits import categorical_split
-from ._exact_cpu import _leaf_gain
+from ._gain import _leaf_gain
 from ._hist_cpu import _best_bin_split
 from .lossguide import LossguideSearch
 
@@ -86,7 +86,8 @@ def _kernels():
 
 
 class LossguideCudaSearch(LossguideSearch):
-    """:class:`.lossguide.LossguideSearch` with the histograms and scans on the device.
+    """:class:`.lossguide.LossguideSearch` with the histograms and scans on the device (a
+    :class:`.protocols.NodeWiseSplitFinder`, as its base).
 
     Parameters
     ----------

@@ -32,6 +32,7 @@ child's sum may differ from the CPU's in the last bit.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numba
 import numpy as np
@@ -41,6 +42,7 @@ from .._cuda_blocks import block_inclusive_scan, block_sum
 from ..gpu.kernels import declare_kernel
 from ..gpu.launch import launch
 from ..gpu.model import SECTOR, Work
+from .protocols import NodeSums
 
 THREADS_PER_BLOCK = 128
 SIMULATOR_THREADS_PER_BLOCK = 8
@@ -154,9 +156,11 @@ def _kernels(tpb: int):
 
 
 class DeviceRows:
-    """The row state of one tree on the device (see the module docstring); the grower's ``rows``."""
+    """The row state of one tree on the device (see the module docstring); the grower's ``rows``: a
+    :class:`.protocols.RowState`."""
 
     pos = None  # the CPU's per-row node array: not kept, ``order`` and ``nseg`` say the same
+    side: Any  # uint8 device array (n_samples,): 1 where a row goes left, marked by the finder's split
 
     def __init__(self, d_g, d_h, simulated: bool):
         """``d_g, d_h``: the tree's gradients, float32 device arrays (n_samples,)."""
@@ -193,13 +197,13 @@ class DeviceRows:
         stats = d_out.copy_to_host()
         return plan, _node_totals(stats, plan[NODE], nodes.shape[0]), stats
 
-    def root_sums(self):
+    def root_sums(self) -> NodeSums:
         """``(node_g, node_h, node_n)`` of the root (every row)."""
         self.fill_side(np.zeros(1, np.int64), np.ones(1, np.uint8))
         _, tot, _ = self._stats(np.zeros(1, np.int64))
         return tot[1, :1].copy(), tot[2, :1].copy(), np.array([self.n], np.int64)
 
-    def advance(self, which: np.ndarray, level_ids: np.ndarray, n_children: int):
+    def advance(self, which: np.ndarray, level_ids: np.ndarray, n_children: int) -> NodeSums:
         """Rows of splitting node ``k`` (``which[k] = j >= 0``) to children ``2 j`` (left, ``side`` 1) and
         ``2 j + 1``; the others settle in leaf ``level_ids[k]``.  Returns the children's sums, as the CPU's."""
         n_nodes = which.shape[0]

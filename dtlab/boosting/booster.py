@@ -8,7 +8,7 @@ per-round evaluation of an ``eval_set`` -- is :class:`dtlab.inference.Forest`'s.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from .exact import ExactSearch
 from .grower import BoostedTree, ColumnData, grow_boosted_tree
 from .lossguide import LossguideSearch
 from .lossguide_grower import grow_lossguide_tree
+from .protocols import NodeWiseSplitFinder, SplitFinder
 from .sampling import Sampler
 
 
@@ -40,9 +41,10 @@ def _exact_cuda_search(data, backend, n_workers, max_bins):
     return ExactCudaSearch(data, backend)
 
 
-#: Split finders by ``(split_method, backend name)``: ``factory(data, backend, n_workers, max_bins)``, the
-#: resolved :class:`~dtlab.backend.Backend` passed down (the CUDA finders place their arrays with it).
-SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
+#: Split finders (:class:`.protocols.SplitFinder`) by ``(split_method, backend name)``: ``factory(data, backend,
+#: n_workers, max_bins)``, the resolved :class:`~dtlab.backend.Backend` passed down (the CUDA finders place their
+#: arrays with it).
+SPLIT_METHODS: dict[tuple[str, str], Callable[..., SplitFinder]] = {
     ("exact", "cpu"): lambda data, backend, n_workers, max_bins: ExactSearch(data, n_workers),
     ("exact", "cuda"): _exact_cuda_search,
     ("hist", "cpu"): _hist_search,
@@ -50,7 +52,7 @@ SPLIT_METHODS: dict[tuple[str, str], Callable[..., Any]] = {
 }
 
 
-def _lossguide_search(data, backend, n_workers, params, categorical):
+def _lossguide_search(data, backend, n_workers, params, categorical) -> NodeWiseSplitFinder:
     if backend.is_cuda:
         from ._lossguide_cuda import LossguideCudaSearch  # imports numba.cuda: only on this path
 
@@ -59,7 +61,8 @@ def _lossguide_search(data, backend, n_workers, params, categorical):
 
 
 def tree_grower(data: ColumnData, params: dict, backend: Backend, n_workers: int,
-                categorical: np.ndarray | None = None, search: Any = None):
+                categorical: np.ndarray | None = None, search: SplitFinder | None = None
+                ) -> tuple[SplitFinder | NodeWiseSplitFinder, Callable[..., tuple[BoostedTree, np.ndarray]]]:
     """The split finder of a fit and the function that grows one tree on it, ``grow(g, h, level_features)``.
 
     Leaf-wise growth and categorical features take the node-wise histogram finder (:mod:`.lossguide`); plain
@@ -84,7 +87,7 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
           backend: Backend, n_workers: int,
           on_round: Callable[[int, list[BoostedTree]], bool] | None = None, sample_weight: np.ndarray | None = None,
           sampler: Sampler | None = None, categorical: np.ndarray | None = None,
-          search: Any = None) -> list[BoostedTree]:
+          search: SplitFinder | None = None) -> list[BoostedTree]:
     """Fit ``params["n_estimators"]`` rounds of ``n_outputs`` trees each.
 
     Parameters
@@ -105,7 +108,7 @@ def boost(data: ColumnData, y: np.ndarray, loss, n_outputs: int, base_margin: fl
         The rows and features of each tree.
     categorical : bool array (n_features,), optional
         Features split as categories.
-    search : split finder, optional
+    search : :class:`.protocols.SplitFinder`, optional
         One already made (the Dask exact finder, :mod:`.dask.exact`); default: :func:`tree_grower`'s.
 
     Returns

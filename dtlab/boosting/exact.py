@@ -28,11 +28,17 @@ def _presort_features(f0, f1, w, data, argsort, rows, vals):
 class ExactSearch:
     """The exact split finder of one fit: the sorted lists and their double buffers.
 
+    A :class:`.protocols.SplitFinder` without rows of its own: the grower keeps them in a
+    :class:`.grower.HostRows`, whose ``pos`` and ``side`` :meth:`split` reads and marks.
+
     Parameters
     ----------
     data : :class:`dtlab.boosting.grower.ColumnData`
     n_workers : int
     """
+
+    #: The level's column sample (:attr:`.protocols.SplitFinder.allowed`), set by the grower; None: every feature.
+    allowed: np.ndarray | None = None
 
     def __init__(self, data, n_workers: int):
         self.indptr = data.indptr
@@ -88,7 +94,7 @@ class ExactSearch:
         lengths = self.seg[:, n_nodes] - self.seg[:, 0]
         self.work["scanned"] += int(lengths.sum())
         self.work["ranked"] += int((lengths * np.where(self.col_missing, 2, 1)).sum())
-        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
+        gate_gains(f_gain, self.allowed)  # the level's column sample (sampling.py)
         best_f, best = _reduce_splits(f_gain, n_nodes)
         k = np.arange(n_nodes)
         fk = np.maximum(best_f, 0)

@@ -4,13 +4,15 @@ The grower owns what both split methods share: the rows' node positions, the
 node sums ``G, H``, XGBoost's leaf weights ``-G/(H+lambda)`` (0 where ``H <
 min_child_weight``), the bottom-up ``gamma`` pruning and the compaction of the
 kept nodes in breadth-first order (children after their parents, as
-:class:`dtlab.trees.PackedForest` wants).  A split finder provides
-``start_tree(g, h)``, ``find(n_nodes, node_g, node_h, node_n, lam, mcw)`` and
-``split(split_k, split_f, split_thr, split_left, pos, side, last)`` (``last``: the children
-will be leaves, so the finder only marks each row's ``side`` and keeps no state for them).
+:class:`dtlab.trees.PackedForest` wants).  A split finder
+(:class:`.protocols.SplitFinder`) provides ``start_tree(g, h)``, ``find(n_nodes,
+node_g, node_h, node_n, lam, mcw)`` and ``split(split_k, split_f, split_thr,
+split_left, pos, side, last)`` (``last``: the children will be leaves, so the
+finder only marks each row's ``side`` and keeps no state for them), and reads
+the level's column sample from its ``allowed``.
 
-The rows' state (node, side, leaf; the children's sums) is :class:`HostRows`
-on the CPU; a finder may bring its own, ``row_state(g, h)`` (the CPU histogram
+The rows' state (node, side, leaf; the children's sums: :class:`.protocols.RowState`) is :class:`HostRows`
+on the CPU; a finder may bring its own, ``row_state(g, h)`` (:class:`.protocols.RowStateFinder`; the CPU histogram
 finder reads the rows' nodes off its row order: :class:`.hist.SegmentRows`; the
 CUDA finders keep the rows on the device: :mod:`._rows_cuda`; the Dask histogram
 finder on the workers: :mod:`.dask.hist`).
@@ -19,6 +21,7 @@ finder on the workers: :mod:`.dask.hist`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numba
 import numpy as np
@@ -26,7 +29,8 @@ import scipy.sparse
 
 from .._jit import NJIT
 from .._validation import check_X
-from ._exact_cpu import RT_EPS
+from ._gain import RT_EPS, leaf_values
+from .protocols import NodeSums, RowState, SplitFinder
 
 
 @dataclass
@@ -145,7 +149,14 @@ def _advance(pos, side, which, level_ids, leaf_of_row, g, h, n_children):
 
 
 class HostRows:
-    """The rows of one tree in host memory: each row's node (``pos``), ``side`` and leaf; the node sums."""
+    """The rows of one tree in host memory: each row's node (``pos``), ``side`` and leaf; the node sums.
+
+    A :class:`.protocols.RowState`: the grower's for the finders without rows of their own
+    (:class:`.exact.ExactSearch`, :class:`.dask.exact.DaskExactSearch`).
+    """
+
+    pos: np.ndarray  # int64 (n_samples,), -1 once settled
+    side: np.ndarray  # uint8 (n_samples,)
 
     def __init__(self, g: np.ndarray, h: np.ndarray):
         n = g.shape[0]
@@ -154,24 +165,25 @@ class HostRows:
         self.side = np.zeros(n, np.uint8)
         self._leaf = np.zeros(n, np.int64)
 
-    def root_sums(self):
+    def root_sums(self) -> NodeSums:
         return _node_sums(self.pos, self.g, self.h, 1)
 
-    def advance(self, which, level_ids, n_children):
+    def advance(self, which: np.ndarray, level_ids: np.ndarray, n_children: int) -> NodeSums:
         return _advance(self.pos, self.side, which, level_ids, self._leaf, self.g, self.h, n_children)
 
     def leaf_of_row(self) -> np.ndarray:
         return self._leaf
 
 
-def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float,
+def grow_boosted_tree(search: SplitFinder, g: np.ndarray, h: np.ndarray, max_depth: int, learning_rate: float,
                       reg_lambda: float, gamma: float, min_child_weight: float,
-                      level_features=None) -> tuple[BoostedTree, np.ndarray]:
+                      level_features: Callable[[int], np.ndarray | None] | None = None
+                      ) -> tuple[BoostedTree, np.ndarray]:
     """Grow one tree level by level to ``max_depth``, prune by ``gamma``.
 
     Parameters
     ----------
-    search : split finder (:class:`.exact.ExactSearch` or :class:`.hist.HistSearch`)
+    search : :class:`.protocols.SplitFinder` (:class:`.exact.ExactSearch`, :class:`.hist.HistSearch`, ...)
     g, h : float32 arrays (n_samples,)
     max_depth : int >= 1
     learning_rate, reg_lambda, gamma, min_child_weight : float
@@ -186,7 +198,7 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
     """
     lam, mcw = float(reg_lambda), float(min_child_weight)
     search.start_tree(g, h)
-    rows = search.row_state(g, h) if hasattr(search, "row_state") else HostRows(g, h)
+    rows: RowState = search.row_state(g, h) if hasattr(search, "row_state") else HostRows(g, h)
     # the nodes in creation order (breadth first), at most 2^(max_depth + 1) - 1 of them
     size = 2 ** (max_depth + 1) - 1
     feature = np.full(size, -1, np.int32)
@@ -231,11 +243,7 @@ def grow_boosted_tree(search, g: np.ndarray, h: np.ndarray, max_depth: int, lear
     feature, threshold, miss, left, right = feature[:n_used], threshold[:n_used], miss[:n_used], left[:n_used], \
         right[:n_used]
     gain, G, H, parent = gain[:n_used], G[:n_used], H[:n_used], parent[:n_used]
-    # XGBoost keeps a node's weight in float32 and shrinks it in float32 (NodeEntry::weight * learning_rate):
-    # the same leaf values to the bit, so that margins, and the next round's gradients, are equal too
-    weight = np.where((H >= mcw) & (H > 0), -G / (H + lam), 0.0)
-    tree = BoostedTree(feature, threshold, miss, left, right, weight.astype(np.float32) * np.float32(learning_rate),
-                       gain, H)
+    tree = BoostedTree(feature, threshold, miss, left, right, leaf_values(G, H, lam, mcw, learning_rate), gain, H)
     return prune(tree, parent, gamma, rows.leaf_of_row())
 
 

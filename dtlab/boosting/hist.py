@@ -10,6 +10,7 @@ from ._exact_cpu import PARALLEL_MIN_WORK
 from ._hist_cpu import _bin_values, _choose_splits, _level, _level_slice, padded_cuts
 from ._rows_cpu import PARALLEL_MIN_ROWS, _segment_sums, _settle_segments, _split_rows, _split_rows_summed
 from ._workers import run_slices
+from .protocols import NodeSums
 from .sampling import gate_gains
 
 
@@ -60,6 +61,8 @@ def _bin_features(f0, f1, w, data, max_bins, binsT, cuts, given=False):
 class HistSearch:
     """The histogram split finder of one fit: binned data, row order per node, the level's histograms.
 
+    A :class:`.protocols.RowStateFinder`: its rows' state is :class:`SegmentRows`, read off its row order.
+
     Parameters
     ----------
     data : :class:`dtlab.boosting.grower.ColumnData`
@@ -69,6 +72,9 @@ class HistSearch:
         The cut points of every feature (:func:`bin_edges` of the whole data, on a Dask worker holding some
         of its rows: :mod:`.dask.hist`); None: made from ``data``.
     """
+
+    #: The level's column sample (:attr:`.protocols.SplitFinder.allowed`), set by the grower; None: every feature.
+    allowed: np.ndarray | None = None
 
     def __init__(self, data, n_workers: int, max_bins: int, cuts: list | None = None):
         d, n = data.n_features, data.n_samples
@@ -137,7 +143,7 @@ class HistSearch:
             _level(*args, self.n_workers)  # search's region, take the next at once instead of holding a core
         else:
             _level_slice(0, d, 0, *args)
-        gate_gains(f_gain, getattr(self, "allowed", None))  # the level's column sample (sampling.py)
+        gate_gains(f_gain, self.allowed)  # the level's column sample (sampling.py)
         return self._choose(f_gain, f_bin, f_left, n_nodes)
 
     def _choose(self, f_gain, f_bin, f_left, n_nodes):
@@ -152,7 +158,7 @@ class HistSearch:
         return np.where(b < 0, np.float32(-np.inf),
                         np.where(b >= self.n_bins[f] - 1, np.float32(np.inf), inside)).astype(np.float32)
 
-    def row_state(self, g: np.ndarray, h: np.ndarray) -> "SegmentRows":
+    def row_state(self, g: np.ndarray, h: np.ndarray) -> SegmentRows:
         return SegmentRows(self)
 
     def split(self, split_k, split_f, split_thr, split_left, pos, side, last: bool = False) -> None:
@@ -208,9 +214,9 @@ class HistSearch:
 
 
 class SegmentRows:
-    """The grower's rows of a :class:`HistSearch` tree (what :class:`.grower.HostRows` is for the exact
-    search), read off the finder's row order: node ``k`` of the newest level holds the rows
-    ``order[nseg[k]:nseg[k + 1]]``.
+    """The grower's rows of a :class:`HistSearch` tree (a :class:`.protocols.RowState`, as
+    :class:`.grower.HostRows` is for the exact search), read off the finder's row order: node ``k`` of the
+    newest level holds the rows ``order[nseg[k]:nseg[k + 1]]``.
 
     The children's sums are those segments' sums, made by the finder's split (:meth:`HistSearch.split`: the
     additions of ``HostRows``, in the same order); a node that stops splitting settles its segment's rows in
@@ -218,7 +224,7 @@ class SegmentRows:
     additions into per-node sums in memory) was a tenth of a hist fit.
     """
 
-    pos = side = None
+    pos = side = None  # no per-row node or side: the finder's segments say where each row is
 
     def __init__(self, search: HistSearch):
         self.search = search
@@ -226,11 +232,11 @@ class SegmentRows:
         if search.leaf_of_row is None or search.leaf_of_row.shape[0] != n:  # kept over the fit's trees
             search.leaf_of_row = np.empty(n, np.int64)
 
-    def root_sums(self):
+    def root_sums(self) -> NodeSums:
         s = self.search
         return _segment_sums(s.order, s.nseg, s.g, s.h)
 
-    def advance(self, which, level_ids, n_children):
+    def advance(self, which: np.ndarray, level_ids: np.ndarray, n_children: int) -> NodeSums:
         """The level's nodes that do not split (``which < 0``) settle; the sums of the ``n_children`` children
         the finder's :meth:`~HistSearch.split` made (none: zero-length sums)."""
         s = self.search

@@ -32,7 +32,8 @@ from .sampling import gate_gains
 
 @dataclass
 class Split:
-    """The best split of one open node (``feature = -1``: none)."""
+    """The best split of one open node (``feature = -1``: none); a :class:`.protocols.NodeSplit`, with the
+    table the finder partitions its rows by."""
 
     feature: int
     gain: float
@@ -71,7 +72,8 @@ def _segment_sums(order, start, end, g, h):
 
 
 class LossguideSearch:
-    """Histogram split search over any set of open nodes.
+    """Histogram split search over any set of open nodes: a :class:`.protocols.NodeWiseSplitFinder` (the
+    grower's :func:`.lossguide_grower.grow_lossguide_tree`), which keeps every open node's rows itself.
 
     Parameters
     ----------
@@ -82,6 +84,10 @@ class LossguideSearch:
         ``max_bins - 1`` of them)
     max_cat_to_onehot : int
     """
+
+    #: The column sample of the nodes :meth:`evaluate` takes next (:attr:`.protocols.NodeWiseSplitFinder.allowed`),
+    #: set by the grower; None: every feature.
+    allowed: np.ndarray | None = None
 
     def __init__(self, data, n_workers: int, max_bins: int, categorical: np.ndarray, max_cat_to_onehot: int):
         self.hist = HistSearch(data, n_workers, max_bins)
@@ -98,7 +104,6 @@ class LossguideSearch:
             self.cat_values[int(f)] = values.astype(np.int64)  # bin b <-> category values[b]
         n = data.n_samples
         self.tmp = np.empty(n, np.int32)
-        self.allowed: np.ndarray | None = None
         self.shape = (hs.bins.shape[1], hs.n_bins_total)
 
     # ------------------------------------------------------------------ per tree

@@ -12,8 +12,10 @@
     candidate at ``max_depth`` (0: no depth limit).  As in XGBoost's histogram
     method, a split whose loss change is below ``gamma`` is not made.
 
-Both keep the level-wise grower's conventions: node sums added in row order,
-leaf weight ``-G/(H + lambda)`` (0 under ``min_child_weight``) shrunk in float32,
+The finder is a :class:`.protocols.NodeWiseSplitFinder` (it keeps the open
+nodes' rows itself) and its splits :class:`.protocols.NodeSplit`.  Both
+policies keep the level-wise grower's conventions: node sums added in row order,
+leaf weight ``-G/(H + lambda)`` (0 under ``min_child_weight``) shrunk in float32 (:func:`._gain.leaf_values`),
 nodes numbered in creation order (children after their parent).
 """
 
@@ -24,8 +26,9 @@ from typing import Callable
 
 import numpy as np
 
-from ._exact_cpu import RT_EPS
+from ._gain import RT_EPS, leaf_values
 from .grower import BoostedTree, prune
+from .protocols import NodeSplit, NodeWiseSplitFinder
 
 GROW_POLICIES = ("depthwise", "lossguide")
 
@@ -44,22 +47,22 @@ class _Nodes:
             a.append(v)
         return len(self.feature) - 1
 
-    def set_split(self, k: int, split, left: int, right: int) -> None:
+    def set_split(self, k: int, split: NodeSplit, left: int, right: int) -> None:
         self.feature[k], self.threshold[k], self.miss[k] = split.feature, split.threshold, split.missing_left
         self.left[k], self.right[k], self.gain[k] = left, right, split.gain
         if split.categories is not None:
             self.categories[k] = split.categories
 
 
-def grow_lossguide_tree(search, g: np.ndarray, h: np.ndarray, grow_policy: str, max_depth: int, max_leaves: int,
-                       learning_rate: float, reg_lambda: float, gamma: float, min_child_weight: float,
-                       level_features: Callable[[int], np.ndarray | None] | None = None
-                       ) -> tuple[BoostedTree, np.ndarray]:
-    """Grow one tree over a :class:`~.lossguide.LossguideSearch`.
+def grow_lossguide_tree(search: NodeWiseSplitFinder, g: np.ndarray, h: np.ndarray, grow_policy: str, max_depth: int,
+                        max_leaves: int, learning_rate: float, reg_lambda: float, gamma: float, min_child_weight: float,
+                        level_features: Callable[[int], np.ndarray | None] | None = None
+                        ) -> tuple[BoostedTree, np.ndarray]:
+    """Grow one tree over a node-wise finder (:class:`~.lossguide.LossguideSearch`, or its CUDA subclass).
 
     Parameters
     ----------
-    search : LossguideSearch
+    search : :class:`.protocols.NodeWiseSplitFinder`
     g, h : float32 arrays (n_samples,)
     grow_policy : {"depthwise", "lossguide"}
     max_depth : int, >= 1 (0: unlimited, lossguide only)
@@ -79,15 +82,15 @@ def grow_lossguide_tree(search, g: np.ndarray, h: np.ndarray, grow_policy: str, 
     depth_limit = max_depth if max_depth > 0 else np.iinfo(np.int64).max
     lossguide = grow_policy == "lossguide"
 
-    def evaluate(batch: list[int], parents: list[int], depth: int):
+    def evaluate(batch: list[int], parents: list[int], depth: int) -> list[NodeSplit]:
         search.allowed = level_features(depth) if level_features is not None else None
         return search.evaluate(batch, parents, [nodes.G[k] for k in batch], [nodes.H[k] for k in batch], lam, mcw)
 
-    def valid(split, depth: int) -> bool:
+    def valid(split: NodeSplit, depth: int) -> bool:
         return (split.feature >= 0 and split.gain > RT_EPS and depth < depth_limit
                 and (not lossguide or split.gain >= gamma))
 
-    def expand(k: int, split) -> tuple[int, int]:
+    def expand(k: int, split: NodeSplit) -> tuple[int, int]:
         left = nodes.add(0.0, 0.0, k, nodes.depth[k] + 1)
         right = nodes.add(0.0, 0.0, k, nodes.depth[k] + 1)
         search.split(k, split, left, right)
@@ -128,15 +131,15 @@ def grow_lossguide_tree(search, g: np.ndarray, h: np.ndarray, grow_policy: str, 
     return prune(tree, np.asarray(nodes.parent, np.int64), gamma, leaf_of_row)
 
 
-def _finish(nodes: _Nodes, search, learning_rate: float, mcw: float, lam: float) -> tuple[BoostedTree, np.ndarray]:
+def _finish(nodes: _Nodes, search: NodeWiseSplitFinder, learning_rate: float, mcw: float,
+            lam: float) -> tuple[BoostedTree, np.ndarray]:
     """The BoostedTree of the grown nodes (leaf weights as the level-wise grower makes them) and each row's
     leaf."""
     G, H = np.asarray(nodes.G), np.asarray(nodes.H)
-    weight = np.where((H >= mcw) & (H > 0), -G / (H + lam), 0.0)
     left = np.asarray(nodes.left, np.int32)
     tree = BoostedTree(np.asarray(nodes.feature, np.int32), np.asarray(nodes.threshold, np.float32),
                        np.asarray(nodes.miss, np.bool_), left, np.asarray(nodes.right, np.int32),
-                       weight.astype(np.float32) * np.float32(learning_rate), np.asarray(nodes.gain, np.float64), H,
+                       leaf_values(G, H, lam, mcw, learning_rate), np.asarray(nodes.gain, np.float64), H,
                        categories=dict(nodes.categories))
     leaves = {k: k for k in np.flatnonzero(left == -1).tolist()}
     return tree, search.leaf_of_row(leaves)

@@ -108,6 +108,9 @@ def _mark(state: ExactPart, split_k, split_f, split_thr, split_left):
 class DaskExactSearch:
     """The client's exact finder: the workers' slices searched per level, the best split per node reduced.
 
+    A :class:`~dtlab.boosting.protocols.SplitFinder` without rows of its own: the grower keeps them in a
+    :class:`~dtlab.boosting.grower.HostRows`, whose ``pos`` and ``side`` :meth:`split` reads and marks.
+
     Parameters
     ----------
     replicas : :class:`~dtlab.distributed.replicas.Replicas` of :class:`ExactPart`, in feature order
@@ -117,6 +120,9 @@ class DaskExactSearch:
     ----------
     level_bytes : list of (depth, bytes): the rows' sides marked by the workers and sent to them, per level
     """
+
+    #: Set by the grower before each :meth:`find`; always None here (a Dask fit takes no column sample).
+    allowed: np.ndarray | None
 
     def __init__(self, replicas, n_samples: int):
         self.replicas = replicas

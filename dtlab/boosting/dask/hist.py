@@ -41,6 +41,7 @@ from .._hist_cpu import _build_nodes, _build_slice, _place_children, _split_hess
 from ..grower import ColumnData
 from ..hist import HistSearch, SegmentRows
 from ..losses import LOSSES
+from ..protocols import NodeSums
 from .bins import ColumnKeys
 
 __all__ = ["DaskHistSearch", "DaskRows", "HistPart", "TreeStart", "block_summary", "first_summaries", "part_matrix"]
@@ -247,6 +248,9 @@ class TreeStart:
 class DaskHistSearch(HistSearch):
     """The client's histogram finder: the workers' histograms added up, the single-process scan over them.
 
+    A :class:`~dtlab.boosting.protocols.RowStateFinder`, whose rows' state is :class:`DaskRows`; its
+    :meth:`start_tree` takes a :class:`TreeStart` for ``g`` (and None for ``h``).
+
     Parameters
     ----------
     replicas : :class:`~dtlab.distributed.replicas.Replicas` of :class:`HistPart`
@@ -301,7 +305,7 @@ class DaskHistSearch(HistSearch):
         """The features ``(first, end)`` whose summed histograms this finder holds: all of them."""
         return 0, self.hg.shape[1]
 
-    def row_state(self, g: Any, h: Any) -> "DaskRows":
+    def row_state(self, g: Any, h: Any) -> DaskRows:
         return DaskRows(self)
 
     def tree_done(self, output: int, node_value: np.ndarray) -> None:
@@ -338,7 +342,8 @@ class DaskHistSearch(HistSearch):
 
 
 class DaskRows:
-    """The grower's rows, kept on the workers: the sums come back from the level's round trip."""
+    """The grower's rows, kept on the workers: the sums come back from the level's round trip (a
+    :class:`~dtlab.boosting.protocols.RowState` whose :meth:`leaf_of_row` names nodes, not rows)."""
 
     pos = side = None  # the rows' nodes and sides live on the workers
 
@@ -346,10 +351,10 @@ class DaskRows:
         self.search = search
         self.n_nodes = 1
 
-    def root_sums(self):
+    def root_sums(self) -> NodeSums:
         return self.search._root_sums
 
-    def advance(self, which, level_ids, n_children):
+    def advance(self, which: np.ndarray, level_ids: np.ndarray, n_children: int) -> NodeSums:
         if n_children == 0:  # the tree is done: the workers settle their rows with the next tree's message
             self.search._settle = (np.asarray(which, np.int64), np.asarray(level_ids, np.int64))
             return np.zeros(0), np.zeros(0), np.zeros(0, np.int64)
