@@ -67,7 +67,7 @@ class Forest:
     n_features, n_outputs, n_trees : int
     """
 
-    def __init__(self, model: Any, combine: str = "mean"):
+    def __init__(self, model: Any, *, combine: str = "mean"):
         self.ensemble = fold_input_rules(to_ensemble(model, combine))
         self.ensemble.validate()
         self._layouts: dict = {}
