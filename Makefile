@@ -8,7 +8,7 @@ PEERS_STAMP := $(PEERS)/.installed
 GPU_COMPILE_STAMP := $(VENV)/.dtlab-gpu-compile
 SCALE ?= small
 
-.PHONY: setup git-filter figures test test-browser screens lint lab bench peers readme gpu-check gpu-compile clean-figures
+.PHONY: setup git-filter figures test test-browser screens book lint lab bench peers readme gpu-check gpu-compile clean-figures
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,13 +47,21 @@ test: $(STAMP) $(PEERS_STAMP)
 test-browser: $(STAMP)
 	$(PY) -m pytest tests/browser -m browser -v
 
-## regenerate the browser suite's screenshots (figures/screens/*.png: the README's gallery) and the notebooks'
-## run times (figures/screens/times.json: Run All and slider in JupyterLab, then each notebook headless under
-## nbval), and notebooks/README.md's table from them. `make test` writes none of these (git status stays clean).
+## regenerate the browser suite's captures of whole notebooks (figures/screens/*.png: the README's gallery)
+## and the notebooks' run times (figures/screens/times.json: Run All and slider in JupyterLab, then each notebook
+## headless under nbval), and notebooks/README.md's table from them. `make test` writes none of these (git status stays clean).
 screens: $(STAMP)
 	DTLAB_SCREENS_DIR=figures/screens DTLAB_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser -m browser -v
 	$(PY) scripts/notebook_times.py headless
 	$(PY) scripts/notebook_times.py readme
+
+## the notebooks as a static site for readers without Python (scripts/build_book.py): every notebook executed
+## headless (widget state kept), converted to HTML in book/ (git-ignored; book/index.html: the contents, in the
+## course order of notebooks/README.md), no network needed; fails when a cell fails; then its Chromium test
+## (tests/browser/test_book.py) on book/: every page loads, every figure is drawn, no error output
+book: $(STAMP)
+	$(PY) scripts/build_book.py --out book
+	DTLAB_BOOK_DIR=book $(PY) -m pytest tests/browser/test_book.py -m browser -q -p no:cacheprovider
 
 ## style and likely bugs (ruff: pyflakes, pycodestyle, import order, bugbear); config in pyproject.toml
 lint: $(STAMP)

@@ -115,3 +115,49 @@ def test_working_counts_and_reports_how_the_block_ended():
         with widgets.working("a step") as w:
             raise ValueError("bad")
     assert "failed after" in w._label.value and not w._thread.is_alive()
+
+
+def _figure(ys, scatter=None):
+    from dtlab.plotting import new_axes
+
+    fig, ax = new_axes()
+    ax.plot(range(len(ys)), ys, color="C0")
+    if scatter is not None:
+        ax.scatter(*scatter)
+    return fig
+
+
+def test_curve_digest_follows_the_plotted_data_only():
+    same, curves = widgets.curve_digest(_figure([1.0, 2.0, 3.0], scatter=([0, 1], [5, 6])))
+    assert curves == 2 and len(same) == 40
+    restyled = _figure([1.0, 2.0, 3.0], scatter=([0, 1], [5, 6]))
+    restyled.axes[0].lines[0].set_color("red")
+    restyled.axes[0].set_title("another title")
+    assert widgets.curve_digest(restyled) == (same, 2)
+    assert widgets.curve_digest(_figure([1.0, 2.5, 3.0], scatter=([0, 1], [5, 6])))[0] != same  # a point of the line
+    assert widgets.curve_digest(_figure([1.0, 2.0, 3.0], scatter=([0, 1], [5, 7])))[0] != same  # a scatter point
+
+
+def test_curve_digest_of_a_figure_without_curves():
+    from dtlab.plotting import new_axes
+
+    fig, ax = new_axes()
+    ax.bar([0, 1], [3, 4])
+    ax.imshow([[0, 1], [1, 0]])
+    digest, curves = widgets.curve_digest(fig)
+    assert curves == 0
+    html = widgets.curves_html(fig)
+    assert 'class="dtlab-curves"' in html and 'data-curves="0"' in html and f'data-digest="{digest}"' in html
+    assert "display:none" in html
+
+
+def test_show_publishes_the_curve_digest_after_a_figure(monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shown = []
+    monkeypatch.setattr(InteractiveShell, "initialized", classmethod(lambda cls: True))
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    fig = _figure([1.0, 2.0])
+    widgets.show(fig, "a table")
+    assert shown[0] is fig and shown[2] == "a table"
+    assert shown[1].data == widgets.curves_html(fig) and 'data-curves="1"' in shown[1].data

@@ -90,16 +90,76 @@ def backend_selector(value: str = "auto", description: str = "backend"):
                                      "numba.cuda + cupy on the GPU"][: len(options)])
 
 
+def curve_digest(fig: Any) -> tuple[str, int]:
+    """``(sha1 hex, number of curves)`` of the data a matplotlib figure plots.
+
+    The digest covers every ``Line2D``'s x-y data and every ``PathCollection``'s
+    (scatter) offsets, axes by axes in the figure's order; the curves are those
+    lines and scatter collections.  The same data give the same digest whatever
+    the styling; one point moved gives another.  A figure with no curves (bars,
+    images, text only) gives ``0`` curves.
+    """
+    import hashlib
+
+    import numpy as np
+    from matplotlib.collections import PathCollection
+
+    sha, curves = hashlib.sha1(), 0
+    for i, ax in enumerate(fig.axes):
+        sha.update(f"axes {i}\n".encode())
+        for line in ax.lines:
+            xy = np.ma.filled(np.ma.asarray(line.get_xydata(), dtype=np.float64), np.nan)
+            sha.update(f"line {xy.shape}\n".encode())
+            sha.update(np.ascontiguousarray(xy).tobytes())
+            curves += 1
+        for collection in ax.collections:
+            if isinstance(collection, PathCollection):
+                xy = np.ma.filled(np.ma.asarray(collection.get_offsets(), dtype=np.float64), np.nan)
+                sha.update(f"points {xy.shape}\n".encode())
+                sha.update(np.ascontiguousarray(xy).tobytes())
+                curves += 1
+    return sha.hexdigest(), curves
+
+
+#: The element :func:`show` puts after a figure: invisible, read by the browser suite (``tests/browser``).
+CURVES_HTML = '<div class="dtlab-curves" data-digest="{digest}" data-curves="{curves}" style="display:none"></div>'
+
+
+def curves_html(fig: Any) -> str:
+    """The invisible ``<div class="dtlab-curves" ...>`` with :func:`curve_digest` of ``fig``."""
+    digest, curves = curve_digest(fig)
+    return CURVES_HTML.format(digest=digest, curves=curves)
+
+
+def _is_figure(obj: Any) -> bool:
+    import sys
+
+    if "matplotlib.figure" not in sys.modules:  # no figure can exist: don't import matplotlib for a table
+        return False
+    from matplotlib.figure import Figure
+
+    return isinstance(obj, Figure)
+
+
 def show(*objs: Any) -> None:
     """Display figures, widgets or tables now (mid-cell): ``IPython.display.display`` under a short name.
 
-    Headless (no IPython), it does nothing, so package code may call it.
+    After each matplotlib figure it also displays, invisibly, the figure's curve
+    data digest (:func:`curves_html`), so that a browser test can tell that a
+    slider changed the data plotted, not only the pixels.  Headless (no IPython
+    shell), it does nothing, so package code may call it.
     """
     try:
-        from IPython.display import display
+        from IPython.core.interactiveshell import InteractiveShell
+        from IPython.display import HTML, display
     except ImportError:  # pragma: no cover - IPython comes with ipywidgets
         return
-    display(*objs)
+    if not InteractiveShell.initialized():
+        return
+    for obj in objs:
+        display(obj)
+        if _is_figure(obj):
+            display(HTML(curves_html(obj)))
 
 
 def _show_error(exc: BaseException) -> None:

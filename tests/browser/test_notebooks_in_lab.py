@@ -7,7 +7,17 @@ shows as text or twice, moving the first slider one step (and pressing the
 panel's Run button, where it has one) changes what the panel shows within
 ``SLIDER_LIMIT_S`` without adding a figure, the kernel is idle at the end,
 saving writes back the committed file (no outputs), and the log console is empty.
-One screenshot per notebook and the measured times (``times.json``, through
+No output (of a cell, or in a widget's output area) is a plain ``dict`` / ``list``
+repr (``scripts/build_book.py``'s ``plain_repr``: show a table, a sentence or a
+figure).  Where the first slider's panel draws curves (the invisible
+``<div class="dtlab-curves" data-digest=... data-curves=...>`` that
+``workbench.widgets.show`` puts after each figure, with curves > 0), the slider
+step must change the digest of the plotted data, not only the pixels; a first
+slider panel without curves fails unless ``CURVE_EXEMPTIONS`` names the notebook
+with a reason.  These two checks fail a notebook after its capture and times
+are recorded.
+One capture of the whole notebook (every cell: scrolled and stitched) per
+notebook and the measured times (``times.json``, through
 ``scripts/notebook_times.py``) go to ``$DTLAB_SCREENS_DIR``: by default the
 git-ignored ``figures/_scratch/screens``, so a test run leaves ``git status``
 clean; ``make screens`` points it at ``figures/screens`` (the README's gallery
@@ -35,6 +45,9 @@ RUN_ALL_LIMIT_S = 240     # the issue's aim is 90 s on the 2-core machine; the l
 SLIDER_LIMIT_S = 60       # one slider step (and Run) until the panel shows the new result
 WIDGET_RENDER_S = 30      # "Loading widget..." must be gone by then
 VIEWPORT = {"width": 1280, "height": 1300}
+#: Notebooks whose first slider panel may show no curves (no ``.dtlab-curves`` with curves > 0), with the reason.
+#: Every slider panel should draw curves, so that the check can tell that a step changed the data plotted.
+CURVE_EXEMPTIONS: dict[str, str] = {}
 
 STATE_JS = """() => {
   const nb = window.jupyterapp.shell.currentWidget;
@@ -52,9 +65,19 @@ STATE_JS = """() => {
       images: Array.from(c.node.querySelectorAll('.jp-OutputArea img')).map(im => im.src),
       text: c.node.querySelector('.jp-Cell-outputWrapper') ?
             c.node.querySelector('.jp-Cell-outputWrapper').innerText : '',
+      // text/plain-only results and displays: the cell's own (its model), and those in widgets' output areas
+      plain: c.model.outputs.toJSON()
+               .filter(o => (o.output_type === 'execute_result' || o.output_type === 'display_data')
+                            && Object.keys(o.data || {}).every(k => k === 'text/plain'))
+               .map(o => [].concat(o.data['text/plain'] || []).join(''))
+               .concat(Array.from(c.node.querySelectorAll(
+                   '.widget-output .jp-OutputArea-output[data-mime-type="text/plain"]')).map(e => e.innerText)),
     }; }),
   };
 }"""
+
+
+build_book = script("build_book")
 
 
 def _digest(src: str) -> str:
@@ -117,6 +140,23 @@ def _check_outputs(page, state: dict) -> None:
     page.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=WIDGET_RENDER_S * 1000)
 
 
+def _plain_reprs(state: dict) -> list[str]:
+    """``cell i: 'text'`` for each output that is a plain dict / list repr."""
+    return [f"cell {c['index']}: {text.strip()[:120]!r}" for c in _code_cells(state) for text in c["plain"]
+            if build_book.plain_repr(text)]
+
+
+def _curves(page, cell_index: int) -> dict:
+    """The curve digests in cell ``cell_index``'s output (``workbench.widgets.show`` puts one after each figure):
+    ``{"digest": the digests joined, "curves": the curves summed, "figures": how many digests}``."""
+    return page.evaluate("""(i) => {
+      const divs = Array.from(document.querySelectorAll(`[data-dtlab-cell="${i}"] .dtlab-curves`));
+      return {digest: divs.map(d => d.getAttribute('data-digest')).join(' '),
+              curves: divs.reduce((n, d) => n + Number(d.getAttribute('data-curves') || 0), 0),
+              figures: divs.length};
+    }""", cell_index)
+
+
 def _panel_snapshot(page, cell_index: int) -> tuple[list[str], bytes, str]:
     """Images, a picture of the panel's output area, and the panel's status line, in cell ``cell_index``."""
     cell = _cell(page, cell_index)
@@ -163,6 +203,39 @@ _SCROLLER = ("(window.jupyterapp.shell.currentWidget.content.node.querySelector(
              " || window.jupyterapp.shell.currentWidget.content.node)")
 
 
+def capture_notebook(page, path: Path) -> tuple[int, int]:
+    """The whole notebook (every cell, not one screen) as one PNG: the notebook's scrolling area captured
+    screen by screen and stitched, down to its last cell; returns the picture's (width, height)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    scroller = _SCROLLER
+    box = page.evaluate(f"""() => {{ const s = {scroller}; const r = s.getBoundingClientRect();
+        const cells = window.jupyterapp.shell.currentWidget.content.widgets;
+        const last = cells.length ? cells[cells.length - 1].node.getBoundingClientRect().bottom : r.top;
+        return {{x: r.left + s.clientLeft, y: r.top + s.clientTop, width: s.clientWidth, height: s.clientHeight,
+                 total: Math.min(s.scrollHeight, Math.ceil(last - r.top - s.clientTop + s.scrollTop) + 24)}}; }}""")
+    width, height, total = int(box["width"]), int(box["height"]), int(box["total"])
+    # the toolbar's shadow lies over the area's top rows: each screen is pasted without them, the screens overlap
+    skip = 6
+    picture = Image.new("RGB", (width, total), "white")
+    top = 0
+    while True:
+        at = int(page.evaluate(f"(y) => {{ {scroller}.scrollTo(0, y); return {scroller}.scrollTop; }}", top))
+        page.wait_for_timeout(150)  # the scroll's repaint
+        shot = Image.open(BytesIO(page.screenshot(
+            clip={"x": box["x"], "y": box["y"], "width": width, "height": height}))).convert("RGB")
+        picture.paste(shot.crop((0, skip, width, height)), (0, at + skip))
+        if at + height >= total or at < top:  # the end of the notebook, or of what the area scrolls
+            break
+        top = at + height - skip
+    page.evaluate(f"() => {scroller}.scrollTo(0, 0)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    picture.save(path, optimize=True)
+    return picture.size
+
+
 def _save_pages(page, out: Path, stem: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     scroller = _SCROLLER
@@ -185,6 +258,11 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
         state, _ = _wait(page, _all_ran, RUN_ALL_LIMIT_S, f"Run All of {name}", poll_s=1.0)
         run_all_s = time.monotonic() - start
         _check_outputs(page, state)
+        late: list[str] = []  # checks that fail the notebook after its capture and times are recorded
+        reprs = _plain_reprs(state)
+        if reprs:
+            late.append(f"{name}: outputs that are a plain dict / list repr (show a table, a sentence or a figure): "
+                        f"{reprs}")
 
         times = {"run_all_s": run_all_s}
         if page.locator(".jp-Notebook .noUi-handle").count():
@@ -192,6 +270,13 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
             assert cell_index >= 0
             _cell(page, cell_index).locator(".noUi-handle").first.scroll_into_view_if_needed()
             images, picture, _ = _panel_snapshot(page, cell_index)  # before the move: a fast redraw could win
+            curves = _curves(page, cell_index)
+            if curves["curves"] == 0 and name not in CURVE_EXEMPTIONS:
+                late.append(f"{name}: the first slider's panel (cell {cell_index}) draws no curves "
+                            f"({curves['figures']} figures shown by W.show / W.panel / W.run_panel, no Line2D "
+                            "or scatter in them): every slider panel should plot curves, so that a step can be "
+                            "seen to change the data (or name the notebook in CURVE_EXEMPTIONS of "
+                            "tests/browser/test_notebooks_in_lab.py with the reason)")
             cell = _cell(page, cell_index)
             moved = time.monotonic()
             _move_first_slider(page)
@@ -203,17 +288,28 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
                     ".includes('parameters changed')", arg=cell_index, timeout=10_000)
                 run.first.click()
             deadline = moved + SLIDER_LIMIT_S
+            redrawn_at = None
             while True:
                 time.sleep(0.5)
                 state = _state(page)
                 now_images, now_picture, status = _panel_snapshot(page, cell_index)
                 busy = state["status"] != "idle" or "running" in status
                 if not busy and now_picture != picture and (not images or now_images != images):
-                    break
+                    redrawn_at = redrawn_at or time.monotonic()
+                    now_curves = _curves(page, cell_index)
+                    if not curves["curves"] or (now_curves["curves"] and now_curves["digest"] != curves["digest"]):
+                        break
+                    if time.monotonic() - redrawn_at > 5:  # the digest follows its figure at once
+                        late.append(f"{name}: moving the slider in cell {cell_index} redrew the panel but did not "
+                                    f"change the data of its curves (.dtlab-curves digest {curves['digest']!r} "
+                                    f"before, {now_curves['digest']!r} after)")
+                        break
+                else:
+                    redrawn_at = None
                 if time.monotonic() > deadline:
                     pytest.fail(f"{name}: moving the slider in cell {cell_index} did not change the panel within "
                                 f"{SLIDER_LIMIT_S} s (kernel {state['status']}, status {status!r})")
-            times["slider_s"] = time.monotonic() - moved
+            times["slider_s"] = (redrawn_at or time.monotonic()) - moved
             assert len(now_images) == len(images), f"{name}: the slider added or removed a figure"
             _check_outputs(page, state)
             _cell(page, cell_index).evaluate("(node) => node.scrollIntoView({block: 'start'})")
@@ -226,8 +322,7 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
         assert (served / name).read_bytes() == served.joinpath(".originals", name).read_bytes(), \
             f"{name}: saving after a run changed the file (outputs or metadata written)"
         page.wait_for_timeout(500)  # the last redraw settles before the picture
-        SCREENS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENS / f"{Path(name).stem}.png"))
+        capture_notebook(page, SCREENS / f"{Path(name).stem}.png")
         if os.environ.get("DTLAB_PAGES_DIR"):  # every screenful of the notebook, to look through by eye
             _save_pages(page, Path(os.environ["DTLAB_PAGES_DIR"]), Path(name).stem)
         notebook_times.record(name, SCREENS / "times.json", **times)
@@ -237,6 +332,7 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
         page.wait_for_timeout(500)
         logged = page.locator(".jp-LogConsolePanel").first.inner_text().strip()
         assert logged in ("", "No log messages."), f"{name}: the log console shows {logged[:500]!r}"
+        assert not late, "\n".join(late)
     finally:
         try:
             page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
