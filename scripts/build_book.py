@@ -410,21 +410,65 @@ def kernel_environment() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
 
 
+#: How long one wait for a kernel message lasts before pyzmq is asked again (see :func:`_poll_in_steps`).
+POLL_STEP_S = 1.0
+
+
+def _poll_in_steps(channel, step_s: float = POLL_STEP_S) -> None:
+    """Make ``channel.get_msg(timeout)`` wait in steps of ``step_s``, asking the socket again after each.
+
+    Seen here (nbclient 0.11, jupyter_client 8.10, pyzmq 27, ipykernel 7.4): a kernel's reply sits on the
+    socket while the asyncio poll for it does not wake, until its timeout, when pyzmq polls once more and
+    finds it; with nbclient's cell timeout (minutes) as the poll's timeout, a notebook of 10 s took 909 s
+    (00_tour: the kernel idle for 15 minutes between two cells, no error). Short polls bound such a stall
+    to ``step_s``; the overall timeout stays what the caller asked for.
+    """
+    from queue import Empty
+
+    original = channel.get_msg
+
+    async def get_msg(timeout: float | None = None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = step_s if deadline is None else max(0.0, min(step_s, deadline - time.monotonic()))
+            try:
+                return await original(timeout=step)
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg
+
+
+def _client_class():
+    from nbclient import NotebookClient
+
+    class Client(NotebookClient):
+        """nbclient's, with the shell and IOPub channels polled in steps (:func:`_poll_in_steps`)."""
+
+        async def async_start_new_kernel_client(self):
+            kc = await super().async_start_new_kernel_client()
+            _poll_in_steps(kc.shell_channel)
+            _poll_in_steps(kc.iopub_channel)
+            return kc
+
+    return Client
+
+
 def execute(path: Path, timeout_s: int = CELL_TIMEOUT_S) -> tuple[dict, str | None, float]:
     """``(executed notebook, error or None, seconds)``; the notebook keeps the outputs up to a failing cell."""
     import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     kernel_environment()
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout_s, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = _client_class()(nb, timeout=timeout_s, kernel_name="python3", store_widget_state=True,
+                             resources={"metadata": {"path": str(path.parent)}})
     start, error = time.perf_counter(), None
     try:
         client.execute()
     except CellExecutionError as exc:
-        error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+        error = _ANSI.sub("", str(exc)).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
     except Exception as exc:  # a kernel that died, a timeout
         error = f"{type(exc).__name__}: {exc}"
     return nb, error, time.perf_counter() - start

@@ -39,8 +39,18 @@ BUILD_LIMIT_S = 1800  # every notebook headless, one after the other, on a loade
 book_timeout = pytest.mark.timeout(BUILD_LIMIT_S + 300)
 
 
+def _needed(session) -> list[str]:
+    """The notebooks the selected tests of this file look at: all, when the contents page is checked; otherwise
+    those of the selected page tests (``-k 05_boosting`` builds one notebook, not the book)."""
+    mine = [item for item in session.items if item.path == Path(__file__)]
+    if any(item.originalname == "test_book_contents_page_links_every_notebook_in_the_course_order" for item in mine):
+        return []
+    return sorted({item.callspec.params["name"] for item in mine if hasattr(item, "callspec")
+                   and "name" in item.callspec.params})
+
+
 @pytest.fixture(scope="module")
-def book(tmp_path_factory) -> Path:
+def book(request, tmp_path_factory) -> Path:
     """The built book's folder: ``$DTLAB_BOOK_DIR``, or a fresh build from ``notebooks/``."""
     if os.environ.get("DTLAB_BOOK_DIR"):
         out = Path(os.environ["DTLAB_BOOK_DIR"])
@@ -51,8 +61,9 @@ def book(tmp_path_factory) -> Path:
     if reason:
         pytest.skip(reason)
     out = tmp_path_factory.mktemp("book")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_book.py"), "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=BUILD_LIMIT_S)
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_book.py"), "--out", str(out),
+                           *_needed(request.session)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=BUILD_LIMIT_S)
     if done.returncode != 0:
         pytest.fail(f"make book's build failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
     return out
