@@ -107,37 +107,29 @@ def _shown_as_image(output) -> bool:
 
 
 def image_outputs(nb) -> int:
-    """How many images a book page shows offline: the cells' image outputs and those of their Output widgets."""
-    shown = sum(_shown_as_image(o) for cell in nb["cells"] for o in cell.get("outputs", []))
-    in_widgets = _outputs_of_widgets(nb)
-    # only widgets the page shows: those a cell displays, and the Output widgets inside them
-    for model_id in _displayed_models(nb):
-        shown += sum(_shown_as_image(o) for o in in_widgets.get(model_id, []))
-    return shown
-
-
-def _displayed_models(nb) -> list[str]:
-    """Model ids of the widgets a cell displays and of every widget inside them (no repeats)."""
+    """How many images a book page shows offline: the cells' image outputs, and those of the widgets they
+    display (in Output areas, nested widgets included), as the static rendering of widgets draws them."""
     state = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    seen: list[str] = []
+    return sum(_images_of_output(o, state, 0) for cell in nb["cells"] for o in cell.get("outputs", []))
 
-    def visit(model_id: str) -> None:
-        if model_id in seen or model_id not in state:
-            return
-        seen.append(model_id)
-        for child in _children(state[model_id]):
-            visit(child)
-        for output in state[model_id].get("state", {}).get("outputs", []):  # a widget shown in an Output area
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if view:
-                visit(view["model_id"])
 
-    for cell in nb["cells"]:
-        for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(WIDGET_VIEW)
-            if view:
-                visit(view["model_id"])
-    return seen
+def _images_of_output(output: dict, state: dict, depth: int) -> int:
+    view = output.get("data", {}).get(WIDGET_VIEW)
+    if view:
+        return _images_of_widget(view["model_id"], state, depth + 1)
+    return int(_shown_as_image(output))
+
+
+def _images_of_widget(model_id: str, state: dict, depth: int) -> int:
+    """Images in :func:`render_widget`'s rendering of ``model_id`` (the same walk)."""
+    model = state.get(model_id)
+    if model is None or depth > 20:
+        return 0
+    if model.get("model_name") in _CONTAINERS:
+        return sum(_images_of_widget(c, state, depth + 1) for c in _children(model))
+    if model.get("model_name") == "OutputModel":
+        return sum(_images_of_output(o, state, depth) for o in model.get("state", {}).get("outputs", []))
+    return 0
 
 
 def _children(model: dict) -> list[str]:

@@ -236,6 +236,16 @@ def test_static_rendering_of_a_panel_shows_its_controls_and_its_figure():
     assert f"data:image/png;base64,{png}" in rendered and 'class="dtlab-curves"' in rendered
     assert "a &lt; b" in rendered and build_book.render_widget("missing", state) == ""
 
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    view = {build_book.WIDGET_VIEW: {"model_id": "box", "version_major": 2}, "text/plain": "VBox()"}
+    nb.cells = [nbformat.v4.new_code_cell("W.panel(...)", outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("display_data", data=view)])]
+    nb.metadata["widgets"] = {build_book.WIDGET_STATE: {"state": state}}
+    assert build_book.image_outputs(nb) == 2 == rendered.count("<img") + 1
+
 
 def test_course_order_follows_the_readme():
     names = ["00_a.ipynb", "01_b.ipynb", "02_c.ipynb"]
