@@ -49,9 +49,10 @@ test-browser: $(STAMP)
 
 ## regenerate the browser suite's captures of whole notebooks (figures/screens/*.png: the README's gallery)
 ## and the notebooks' run times (figures/screens/times.json: Run All and slider in JupyterLab, then each notebook
-## headless under nbval), and notebooks/README.md's table from them. `make test` writes none of these (git status stays clean).
+## headless under nbval), and notebooks/README.md's table from them. `make test` writes none of these (git status
+## stays clean). The book's test (tests/browser/test_book.py) is make book's, not run here.
 screens: $(STAMP)
-	DTLAB_SCREENS_DIR=figures/screens DTLAB_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser -m browser -v
+	DTLAB_SCREENS_DIR=figures/screens DTLAB_REQUIRE_BROWSER=1 $(PY) -m pytest tests/browser/test_notebooks_in_lab.py -m browser -v
 	$(PY) scripts/notebook_times.py headless
 	$(PY) scripts/notebook_times.py readme
 
