@@ -109,3 +109,66 @@ def test_the_three_panels_and_the_scaling_caption():
     assert "Goal" not in text  # no goal computed, none stated
     assert "hist: 120 ms/tree on 1, 70 ms/tree on 2 measured; 45 on 4, 35 on 8, 32 on 16 modelled" in text
     assert "error at the measured points 3%" in text and "exact: 900 ms/tree on 1" in text
+
+
+def test_the_tiny_exchanges_reach_one_split():
+    from workbench.boosting import dask_lesson as D
+
+    table = D.hist_exchange(parts=2)
+    assert len(table) == 8  # 2 features x 4 values
+    for e in table:  # the workers' histograms add up to the whole data's
+        rows = D.TINY_X[:, e["feature"]] == e["bin"]
+        assert e["G"] == pytest.approx(e["G part 0"] + e["G part 1"]) == pytest.approx((0.5 - D.TINY_Y[rows]).sum())
+        assert e["H"] == pytest.approx(0.25 * rows.sum())
+    best = D.best_of_histogram(table)
+    exact = D.exact_exchange(workers=2)
+    assert [p["features"] for p in exact["proposals"]] == [[0], [1]]
+    assert (best["feature"], best["threshold"]) == (exact["best"]["feature"], exact["best"]["threshold"]) == (0, 1.5)
+    assert best["gain"] == pytest.approx(exact["best"]["gain"]) == pytest.approx(13 / 6)
+    assert exact["sides"] == [1, 1, 0, 0, 1, 1, 0, 0] and exact["side_bytes"] == 1
+    one = D.exact_exchange(workers=1)
+    assert len(one["proposals"]) == 1 and one["best"]["feature"] == 0
+
+
+def test_cluster_probes_plot_one_line_per_start_and_measured_points_filled():
+    probes = [{"workers": w, "threads": 1, "rows": 400, "seconds": 0.1 * w, "per_tree_ms": 50.0 / w,
+               "work_seconds": 0.05, "loop": "collective", "test_loss": [0.6, 0.5, 0.45]} for w in (2, 1, 2)]
+    fig = P.plot_cluster_probes(probes)
+    ax1, ax2 = fig.axes
+    assert len(ax1.get_lines()) == 3 and "start 2: 1 worker x 1 thread" in [line.get_label() for line in ax1.lines]
+    points = [line for line in ax2.get_lines() if line.get_marker() == "o"]
+    assert len(points) == 1 and len(points[0].get_xdata()) == 3 and is_filled(points[0])
+    (joined,) = [line for line in ax2.get_lines() if line.get_marker() in ("None", "", None)]
+    np.testing.assert_allclose(joined.get_xdata(), [1, 2])  # the latest start of each size
+    np.testing.assert_allclose(joined.get_ydata(), [50.0, 25.0])
+
+
+def test_dask_lesson_figure_and_levels_that_sent_nothing():
+    result = scaling_result()
+    result["split_methods"]["exact"]["measured"][-1]["level_bytes"] = [0.0, 15e3, 15e3]
+    fig = P.plot_dask_lesson(result)
+    ax1, ax2 = fig.axes
+    assert len(ax1.get_lines()) == 4 and "beyond 2: modelled" in ax1.get_xlabel()
+    exact = [line for line in ax2.get_lines() if line.get_label().startswith("exact")][0]
+    np.testing.assert_allclose(exact.get_xdata(), [1, 2])  # depth 0 sent nothing: no point on the log axis
+
+
+def test_cluster_lesson_reads_the_live_client_and_the_model_does_not_depend_on_the_cluster():
+    from workbench.boosting import dask_lesson as D
+
+    cluster = D.ClusterLesson(probe_rows=400, probe_trees=3, max_depth=3, processes=False, dashboard=False)
+    try:
+        assert cluster.client is None
+        first = cluster.start(1, 1)
+        old = cluster.client
+        tiny = D.tiny_on_cluster(cluster.client, "exact")
+        assert tiny["cluster"] == tiny["one process"] and tiny["cluster"]["feature"] == 0
+        second = cluster.start(2, 1)
+        assert cluster.client is not old and len(cluster.client.scheduler_info()["workers"]) == 2
+        assert (first["workers"], second["workers"]) == (1, 2) and len(cluster.probes) == 2
+        np.testing.assert_allclose(first["test_loss"], second["test_loss"], atol=1e-5)
+        assert all(p["per_tree_ms"] > 0 and len(p["test_loss"]) == 3 for p in cluster.probes)
+        assert cluster.dashboard_link is None  # started without a dashboard
+    finally:
+        cluster.close()
+    assert cluster.client is None

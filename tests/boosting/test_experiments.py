@@ -141,3 +141,104 @@ def test_intensity_paper_model_and_counts():
     assert 0 < out["dtlab"]["intensity"] < 1 and out["copy_bytes_per_second"] > 0
     assert plots.plot_intensity(out).axes[0].get_ylabel() == "flops per byte"
     assert "Eq. 4-6" in plots.intensity_captions(out)["boosting_intensity"]
+
+
+def test_the_stepped_exact_search_is_the_librarys_root_split():
+    from workbench.boosting import lesson as L
+
+    steps = L.exact_steps()
+    assert [s["x"] for s in steps] == sorted(s["x"] for s in steps)  # sorted once, missing rows left out
+    assert len(steps) == int((~np.isnan(L.TINY_X)).sum())
+    # prefix sums of g = 0.5 - y, h = 0.25 along the sorted rows
+    assert steps[-1]["H_L"] == pytest.approx(0.25 * len(steps))
+    assert steps[1]["G_L"] == pytest.approx(1.0) and np.isnan(steps[-1]["threshold"])
+    best, library = L.best_split(steps), L.library_root()
+    assert (best["threshold"], best["missing_left"]) == (library["threshold"], library["missing_left"]) == (2.5, True)
+    assert best["gain"] == pytest.approx(library["gain"], abs=1e-5) == pytest.approx(13 / 6)
+    # a histogram's edges are a subset of the candidates: at an edge the same gain, never a better best
+    hist = L.hist_steps(edges=(2.5, 5.5))
+    at_edge = {s["threshold"]: s["gain (missing left)"] for s in steps}
+    assert hist[0]["gain (missing left)"] == pytest.approx(at_edge[2.5])
+    assert [h["rows"] for h in hist] == [2, 2, 2, 2] and hist[-1]["bin"] == "missing"
+    assert L.best_split(L.hist_steps(edges=(4.0, 6.5)))["gain"] < best["gain"]
+    # min_child_weight rules out candidates whose side is too light
+    assert np.isnan(L.exact_steps(min_child_weight=0.5)[0]["gain (missing right)"])
+
+
+def test_convergence_curves_and_label_noise():
+    from workbench.boosting import lesson as L
+
+    y = np.zeros(10_000, dtype=np.int32)
+    assert 0.25 < L.flip_labels(y, 0.3).mean() < 0.35 and L.flip_labels(y, 0.0).sum() == 0
+    result = L.convergence(300, 0.1, rounds=4, max_depth=2, test_rows=200, pool_rows=1_000)
+    assert set(result["curves"]) == {"exact", "hist"}
+    for c in result["curves"].values():
+        assert len(c["train"]) == len(c["test"]) == 4 and 1 <= c["best_round"] <= 4
+        assert c["train"][-1] < c["train"][0]
+    fig = plots.plot_convergence(result)
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 6 and "300 training rows, 10% of the labels" in fig.axes[0].get_title()
+    assert all(line.get_markerfacecolor() != "none" for line in lines)  # every point measured: filled
+    with pytest.raises(ValueError, match="pool"):
+        L.convergence(2_000, 0.0, pool_rows=1_000)
+
+
+def test_row_ladder_amdahl_and_crossover_rows():
+    from workbench.boosting import lesson as L
+
+    assert L.row_ladder(20_000) == [1_000, 2_000, 5_000, 10_000, 20_000]
+    assert L.row_ladder(30_000)[-2:] == [20_000, 30_000]
+    serial, parallel = L.amdahl([1, 2, 4], [3.0 + 8.0 / w for w in (1, 2, 4)])
+    assert serial == pytest.approx(3.0) and parallel == pytest.approx(8.0)
+    assert L.amdahl([1], [5.0]) == (0.0, 5.0)
+    assert L.amdahl([1, 2], [5.0, 6.0]) == (5.5, 0.0)  # slower on 2: all serial, no negative parallel part
+    assert L.amdahl([1, 2], [4.0, 1.5]) == (0.0, pytest.approx(3.8))  # superlinear: no negative serial part
+
+    def points(exact, hist, sizes=(1_000, 2_000, 5_000, 10_000)):
+        return [{"method": m, "device": "CPU", "workers": 1, "rows": n, "ms_per_tree": t, "source": "measured"}
+                for m, ts in (("exact", exact), ("hist", hist)) for n, t in zip(sizes, ts)]
+
+    between = L.crossover_rows(points([5, 10, 25, 50], [10, 12, 15, 20]))
+    assert between["where"] == "between" and 2_000 < between["rows"] < 5_000
+    assert L.crossover_rows(points([5, 10, 25, 50], [4, 5, 6, 7])) == {"rows": None, "where": "below"}
+    assert L.crossover_rows(points([5, 10, 25, 50], [6, 12, 30, 60])) == {"rows": None, "where": "above"}
+    # a dip of hist below exact followed by exact ahead again is no crossover
+    assert L.crossover_rows(points([5, 10, 25, 50], [4, 12, 15, 60]))["where"] == "above"
+
+
+def test_crossover_measures_workers_and_models_beyond_the_cores(monkeypatch):
+    from workbench.boosting import lesson as L
+
+    monkeypatch.setattr(L, "machine_threads", lambda: 2)
+    result = L.crossover(2_000, 0, 3, n_trees=1, max_depth=2, gpu=False)
+    pts = result["points"]
+    measured = {(p["method"], p["workers"], p["rows"]) for p in pts if p["source"] == "measured"}
+    assert measured == {(m, w, n) for m in ("exact", "hist") for w in (1, 2) for n in (1_000, 2_000)}
+    modelled = [p for p in pts if p["source"] == "modelled"]
+    assert {(p["method"], p["workers"], p["rows"]) for p in modelled} == {("exact", 3, 2_000), ("hist", 3, 2_000)}
+    assert result["n_features"] == L.SIGNAL_FEATURES and set(result["crossover"]) == {1, 2}
+    start = result["parallel_from_rows"]  # the first row count at which the library uses the workers
+    assert start * result["n_features"] >= result["parallel_min_work"] > (start - 1) * result["n_features"]
+    recorded = {"rows": [{"split_method": m, "workers": w, "speedup": float(w)} for m in ("exact", "hist")
+                         for w in (1, 2)], "n_samples": 40_000}
+    fig = plots.plot_crossover(result, recorded)
+    ax1, ax2, ax3 = fig.axes
+    assert ax1.get_xscale() == "log" and len(ax2.get_lines()) == 4  # exact, hist, 1x and the ideal line
+    by_label = {line.get_label(): line for line in ax3.get_lines()}
+    model = by_label["exact (modelled: Amdahl fit)"]
+    assert model.get_markerfacecolor() == "none" and model.get_linestyle() == "--"  # modelled: open, dashed
+    assert by_label["exact (measured)"].get_markerfacecolor() != "none"
+    assert list(model.get_xdata()) == [2, 3] and "static figure (40,000 rows" in " ".join(by_label)
+
+
+def test_recorded_worker_scaling_reads_results_json(tmp_path):
+    from workbench.boosting import lesson as L
+
+    path = tmp_path / "results.json"
+    assert L.recorded_worker_scaling(path) is None
+    path.write_text('{"figures": {"boosting_worker_scaling": {"results": {"rows": [{"split_method": "exact", '
+                    '"workers": 1, "speedup": 1.0}], "n_samples": 40000, "load_average": [1.2, 1.2, 1.1]}, '
+                    '"run": {"commit": "abc1234"}}}}')
+    got = L.recorded_worker_scaling(path)
+    assert got["n_samples"] == 40_000 and got["commit"] == "abc1234" and len(got["rows"]) == 1
+    assert plots.plot_tiny_search(L.exact_steps(), L.hist_steps()).axes[0].get_lines()

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from dtlab.plotting import new_axes, new_figure
+from workbench.text import count, threads
 
 
 def plot_dask_vs_peers(result: dict[str, Any], ax=None):
@@ -34,8 +35,9 @@ def plot_dask_vs_peers(result: dict[str, Any], ax=None):
     return fig
 
 
-def plot_dask_scaling(result: dict[str, Any], ax=None):
-    """Time per tree against workers: measured (filled markers, solid), modelled (open markers, dashed)."""
+def plot_dask_scaling(result: dict[str, Any], ax=None, workers: str = "processes x 1 thread"):
+    """Time per tree against workers: measured (filled markers, solid), modelled (open markers, dashed);
+    ``workers`` says what a worker was (the x label)."""
     fig, ax = new_axes(ax)
     for i, (method, r) in enumerate(result["split_methods"].items()):
         w = [m["workers"] for m in r["measured"]]
@@ -47,7 +49,7 @@ def plot_dask_scaling(result: dict[str, Any], ax=None):
                 label=f"dtlab {method} (modelled; error at measured points {r['fit_error']:.0%})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set(xlabel="Dask workers (processes x 1 thread)", ylabel="ms per tree (log)",
+    ax.set(xlabel=f"Dask workers ({workers})", ylabel="ms per tree (log)",
            title=f"{result['rows']:,} x {result['n_features']} rows, depth {result['max_depth']}: time per tree")
     ax.legend(fontsize=8)
     return fig
@@ -59,11 +61,55 @@ def plot_level_bytes(result: dict[str, Any], ax=None):
     for i, (method, r) in enumerate(result["split_methods"].items()):
         m = r["measured"][-1]
         what = "histograms and node sums" if method == "hist" else "rows' sides (1 bit per row) up and down"
-        ax.plot(range(len(m["level_bytes"])), m["level_bytes"], "o-", color=f"C{i}",
+        depths = [d for d, b in enumerate(m["level_bytes"]) if b > 0]  # nothing sent: no point on a log axis
+        ax.plot(depths, [m["level_bytes"][d] for d in depths], "o-", color=f"C{i}",
                 label=f"{method}: {what}, {m['workers']} workers")
     ax.set_yscale("log")
     ax.set(xlabel="depth (0: the root)", ylabel="bytes per tree (log)", title="What crosses the network per level")
     ax.legend(fontsize=8)
+    return fig
+
+
+def plot_cluster_probes(probes: list[dict[str, Any]]):
+    """The probe fit of every cluster started (:class:`workbench.boosting.dask_lesson.ClusterLesson`): test
+    log loss against rounds (one line each; the model does not depend on the cluster, so they coincide) and
+    ms per tree against workers (one filled point per start: every point measured)."""
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10.0, 3.6))
+    for i, p in enumerate(probes):
+        rounds = np.arange(1, len(p["test_loss"]) + 1)
+        ax1.plot(rounds, p["test_loss"], "o-", ms=7 - 4 * i / max(len(probes), 1), color=f"C{i % 10}",
+                 label=f"start {i + 1}: {count(p['workers'], 'worker')} x {threads(p['threads'])}")
+    ax1.set(xlabel="boosting round", ylabel="test log loss",
+            title=f"Probe fit (hist, {probes[-1]['rows']:,} rows) on each cluster")
+    ax1.legend(fontsize=8)
+    for n in sorted({p["threads"] for p in probes}):
+        sel = [p for p in probes if p["threads"] == n]
+        latest = {p["workers"]: p["per_tree_ms"] for p in sel}  # the last start of each size, joined by a line
+        ax2.plot(sorted(latest), [latest[w] for w in sorted(latest)], "-", color=f"C{n - 1}", lw=1)
+        ax2.plot([p["workers"] for p in sel], [p["per_tree_ms"] for p in sel], "o", ms=8, color=f"C{n - 1}",
+                 label=f"{threads(n)} per worker (measured)")
+    for i, p in enumerate(probes):
+        ax2.annotate(f" {i + 1}", (p["workers"], p["per_tree_ms"]), fontsize=8)
+    ax2.set(xlabel="workers", ylabel="ms per tree", ylim=(0, max(p["per_tree_ms"] for p in probes) * 1.25),
+            xticks=sorted({p["workers"] for p in probes} | {1}), title="Time per tree of each start (numbered)")
+    ax2.legend(fontsize=8)
+    for ax in (ax1, ax2):
+        ax.title.set_fontsize(9)
+    return fig
+
+
+def plot_dask_lesson(result: dict[str, Any]):
+    """Time per tree against workers (measured and modelled) beside the bytes per level, from
+    :func:`workbench.boosting.dask_bench.dask_scaling` run on threads of one process."""
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10.0, 3.9))
+    plot_dask_scaling(result, ax=ax1, workers="threads of one process x 1 thread; beyond 2: modelled")
+    plot_level_bytes(result, ax=ax2)
+    ax2.set_title(f"What crosses the network per level ({result['n_features']} features)")
+    for ax in (ax1, ax2):
+        ax.title.set_fontsize(9)
+        ax.xaxis.label.set_fontsize(9)
+    for text in ax1.get_legend().get_texts():
+        text.set_fontsize(7)
     return fig
 
 

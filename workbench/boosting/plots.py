@@ -10,12 +10,14 @@ from dtlab.plotting import new_axes, new_figure
 from workbench.text import MODE_WORDS, count, speedup, threads
 
 
-def plot_time_per_tree(frames: dict[str, list[dict[str, Any]]], *, title: str | None = None):
+def plot_time_per_tree(frames: dict[str, list[dict[str, Any]]], *, title: str | None = None, n_trees: int = 40,
+                       max_depth: int = 6):
     """Seconds per tree of every contender, per dataset and mode (threads in the legend), AUC on the bars.
 
     Parameters
     ----------
     frames : {dataset: rows of :func:`workbench.boosting.experiments.time_per_tree`}
+    n_trees, max_depth : the fits' rounds and depth, for the titles
     """
     names = list(frames)
     fig, axes = new_figure(1, len(names), figsize=(min(10.0, 5.0 * len(names)), 4.6), squeeze=False)
@@ -36,7 +38,7 @@ def plot_time_per_tree(frames: dict[str, list[dict[str, Any]]], *, title: str | 
         ax.set_yscale("log")
         ax.set_xticks(x, contenders, rotation=25, ha="right", fontsize=8)
         ax.set(ylabel="ms per tree (log)")
-        ax.set_title(f"{name}: depth 6, 40 trees (numbers: test AUC)", fontsize=9)
+        ax.set_title(f"{name}: depth {max_depth}, {n_trees} trees (numbers: test AUC)", fontsize=9)
         ax.legend(fontsize=8)
     if title:
         fig.suptitle(title)
@@ -229,4 +231,118 @@ def plot_contributions(contributions: np.ndarray, feature_names: list[str], *, r
         ax.set_yticks(range(len(bars))[::-1], labels, fontsize=8)
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set(title=f"row {row}: margin {contributions[row].sum():+.3f}", xlabel="contribution to the margin")
+    return fig
+
+
+def plot_tiny_search(exact: list[dict[str, Any]], hist: list[dict[str, Any]], *, ax=None):
+    """Gain against threshold on the tiny input: every exact candidate (both missing directions) and the
+    histogram's few edges (:func:`workbench.boosting.lesson.exact_steps` / ``hist_steps``); the best starred."""
+    fig, ax = new_axes(ax, figsize=(6.4, 3.6))
+    for side, style in (("left", "o-"), ("right", "o:")):
+        sel = [s for s in exact if not np.isnan(s[f"gain (missing {side})"])]
+        ax.plot([s["threshold"] for s in sel], [s[f"gain (missing {side})"] for s in sel], style, color="C0",
+                label=f"exact: every value, missing rows {side}")
+        sel = [s for s in hist if not np.isnan(s[f"gain (missing {side})"])]
+        ax.plot([s["threshold"] for s in sel], [s[f"gain (missing {side})"] for s in sel], "s" if side == "left"
+                else "D", ms=10 if side == "left" else 8, color="C1", ls="none",
+                label=f"hist: bin edges only, missing rows {side}")
+    best = max(((s["threshold"], s[f"gain (missing {side})"], side) for s in exact for side in ("left", "right")
+                if not np.isnan(s[f"gain (missing {side})"])), key=lambda t: t[1])
+    ax.plot([best[0]], [best[1]], "*", ms=18, color="C3", ls="none", zorder=1,
+            label=f"best: x < {best[0]:g}, missing {best[2]}")
+    ax.axhline(0, color="0.6", lw=0.8)
+    ax.set(xlabel="threshold (rows with x < threshold go left)", ylabel="gain (Eq. 1 bracket, +lambda)",
+           title="Every candidate split of one feature")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_convergence(result: dict[str, Any], *, ax=None):
+    """Log loss against rounds (:func:`workbench.boosting.lesson.convergence`): test (solid) and train
+    (dotted) of the exact and histogram searches, the best test round marked; every point measured."""
+    fig, ax = new_axes(ax, figsize=(7.4, 3.9))
+    for i, (method, c) in enumerate(result["curves"].items()):
+        rounds = np.arange(1, len(c["test"]) + 1)
+        ax.plot(rounds, c["test"], "o-", ms=3, color=f"C{i}",
+                label=f"{method}: test (best round {c['best_round']}, {c['seconds']:.2f} s fit)")
+        ax.plot(rounds, c["train"], "o:", ms=2, color=f"C{i}", alpha=0.7, label=f"{method}: train")
+        ax.plot([c["best_round"]], [c["test"][c["best_round"] - 1]], "v", ms=9, color=f"C{i}")
+    ax.set(xlabel="boosting round", ylabel="log loss",
+           title=f"{result['rows']:,} training rows, {result['label_noise']:.0%} of the labels flipped (train and "
+                 f"test), depth {result['max_depth']}")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_crossover(result: dict[str, Any], recorded: dict[str, Any] | None = None):
+    """Three panels from :func:`workbench.boosting.lesson.crossover`: ms per tree against rows (the crossover
+    marked), the speedup of the most workers measured against rows, and the speedup against workers at the
+    largest size (measured filled, modelled open and dashed; ``recorded``: the static figure's points, grey)."""
+    points = result["points"]
+    cpu = [p for p in points if p["device"] == "CPU" and p["source"] == "measured"]
+    counts = sorted({p["workers"] for p in cpu if p["rows"] != result["rows"][-1]} or {1})
+    most = max(counts)
+    fig, (ax1, ax2, ax3) = new_figure(1, 3, figsize=(10.0, 3.9))
+    for i, method in enumerate(("exact", "hist")):
+        for w, marker in ((1, "o"), (most, "s")):
+            if w == 1 or most > 1:
+                sel = sorted((p for p in cpu if p["method"] == method and p["workers"] == w), key=lambda p: p["rows"])
+                ax1.plot([p["rows"] for p in sel], [p["ms_per_tree"] for p in sel], marker + "-", color=f"C{i}",
+                         alpha=1.0 if w == 1 else 0.55, label=f"{method}, {threads(w)}")
+        gpu = sorted((p for p in points if p["device"] == "GPU" and p["method"] == method), key=lambda p: p["rows"])
+        if gpu:
+            ax1.plot([p["rows"] for p in gpu], [p["ms_per_tree"] for p in gpu], "^-", color=f"C{i + 2}",
+                     label=f"{method}, GPU (measured)")
+        if most > 1:
+            one = {p["rows"]: p["ms_per_tree"] for p in cpu if p["method"] == method and p["workers"] == 1}
+            many = {p["rows"]: p["ms_per_tree"] for p in cpu if p["method"] == method and p["workers"] == most}
+            sizes = sorted(set(one) & set(many))
+            ax2.plot(sizes, [one[n] / many[n] for n in sizes], "o-", color=f"C{i}", label=method)
+        at = sorted((p for p in points if p["method"] == method and p["device"] == "CPU"
+                     and p["rows"] == result["rows"][-1]), key=lambda p: p["workers"])
+        base = next(p["ms_per_tree"] for p in at if p["workers"] == 1 and p["source"] == "measured")
+        meas = [p for p in at if p["source"] == "measured"]
+        ax3.plot([p["workers"] for p in meas], [base / p["ms_per_tree"] for p in meas], "o-", color=f"C{i}",
+                 label=f"{method} (measured)")
+        model = [p for p in at if p["source"] == "modelled"]
+        if model:
+            ax3.plot([meas[-1]["workers"]] + [p["workers"] for p in model],
+                     [base / meas[-1]["ms_per_tree"]] + [base / p["ms_per_tree"] for p in model], "o--", mfc="none",
+                     color=f"C{i}", label=f"{method} (modelled: Amdahl fit)")
+        if recorded:
+            rec = sorted((r for r in recorded["rows"] if r["split_method"] == method), key=lambda r: r["workers"])
+            ax3.plot([r["workers"] for r in rec], [r["speedup"] for r in rec], "D-", color="0.55" if i else "0.3",
+                     ms=5, label=f"{method}, static figure ({recorded['n_samples']:,} rows, measured)")
+    cross = result["crossover"].get(1, {})
+    if cross.get("rows"):
+        ax1.axvline(cross["rows"], color="0.4", lw=0.8)
+        ax1.annotate(f"hist faster from\n~{cross['rows']:,.0f} rows", (cross["rows"], 0.97),
+                     xycoords=("data", "axes fraction"), xytext=(4, 0), textcoords="offset points", va="top",
+                     fontsize=8)
+    ax1.set(xscale="log", yscale="log", xlabel="rows", ylabel="ms per tree (log)",
+            title=f"{result['n_features']} features ({result['noise_features']} irrelevant)")
+    ax1.legend(fontsize=8, loc="lower right")
+    start = result.get("parallel_from_rows")
+    if start and most > 1 and start <= result["rows"][-1]:
+        for ax in (ax1, ax2):
+            ax.axvline(start, color="C2", ls=":", lw=1.2,
+                       label=f"workers used from here\n(rows x features >= {result['parallel_min_work']:,})"
+                       if ax is ax2 else None)
+    if most > 1:
+        ax2.axhline(1, color="0.6", lw=0.8)
+        ax2.axhline(most, color="k", ls=":", lw=0.8, label=f"ideal ({most}x)")
+        ax2.set(xscale="log", xlabel="rows", ylabel=f"speedup, {threads(most)} over 1",
+                title="Speedup against rows")
+        ax2.legend(fontsize=8)
+    else:
+        ax2.text(0.5, 0.5, "one worker chosen:\nno speedup to draw", ha="center", va="center", transform=ax2.transAxes)
+        ax2.set(title="Speedup against rows", xticks=[], yticks=[])
+    top = max(result["workers"], most, *(r["workers"] for r in (recorded or {}).get("rows", [])))
+    ax3.plot([1, top], [1, top], "k:", lw=0.8, label="ideal")
+    ax3.set(xlabel="workers (threads)", ylabel="speedup over 1 worker",
+            title=f"At {result['rows'][-1]:,} rows ({result['cores']} cores here)")
+    ax3.legend(fontsize=7)
+    for ax in (ax1, ax2, ax3):
+        ax.title.set_fontsize(9)
     return fig
