@@ -69,6 +69,7 @@ def test_generation_breakdown_splits_host_and_devices():
     table = host_loop.generation_breakdown(n_samples=3_000, generations=4, n_devices=(1, 2), use_dask=False,
                                            population_size=10)
     assert list(table.evaluator) == ["CPU workers x1", "CPU workers x2"]
+    assert table.devices.tolist() == [1, 2] and set(table.kind) == {"CPU workers"}
     phases = list(host_loop.HOST_PHASES + host_loop.DEVICE_PHASES)
     assert (table[phases] >= 0).all().all() and (table.operators > 0).all() and (table.kernel > 0).all()
     assert np.allclose(table[phases].sum(axis=1), table.total, rtol=1e-6)
@@ -102,3 +103,57 @@ def test_recorded_baseline_holds_the_issue_cases():
     for case in base["cases"].values():
         assert case["fit"]["min"] <= case["fit"]["median"] <= case["fit"]["max"]
     assert base["threads"] == 2 and len(base["commit"]) == 40
+
+
+def test_amdahl_curves_from_a_breakdown():
+    from workbench.evolution import amdahl
+
+    rows = [{"evaluator": f"CPU workers x{d}", "kind": "CPU workers", "devices": d, "n_samples": n, "total": t,
+             "host_share": h} for n, d, t, h in ((1000, 1, 0.010, 0.5), (1000, 2, 0.008, 0.6),
+                                                 (9000, 1, 0.050, 0.1), (9000, 2, 0.030, 0.15))]
+    curves = amdahl.amdahl_curves(pd.DataFrame(rows), (1, 2, 4))
+    small = curves[curves.n_samples == 1000].set_index(["source", "n_devices"]).speedup
+    assert small["measured", 1] == 1 and small["measured", 2] == pytest.approx(0.010 / 0.008)
+    assert small["modelled", 2] == pytest.approx(1 / (0.5 + 0.25)) and small["modelled", 4] == pytest.approx(1 / 0.625)
+    assert (curves[curves.n_samples == 1000].limit == 2).all() and (curves[curves.n_samples == 9000].limit == 10).all()
+    assert amdahl.amdahl_speedup(0.0, 4) == pytest.approx(4) and amdahl.amdahl_speedup(1.0, 4) == pytest.approx(1)
+    table = amdahl.amdahl_table(curves)
+    assert list(table.index) == ["1,000", "9,000"]
+    assert list(table.columns) == ["host share (%)", "measured on 2", "Amdahl on 2", "Amdahl on 4", "limit"]
+    assert table.loc["9,000", "Amdahl on 2"] == pytest.approx(1 / 0.55, abs=0.01)
+    with pytest.raises(ValueError, match="no one-device row"):
+        amdahl.amdahl_curves(pd.DataFrame(rows[1:2]))
+
+
+def test_device_panel_measures_evaluation_and_generation():
+    from workbench.evolution import amdahl
+
+    curves, breakdown, generation = amdahl.device_panel(2_000, 1, 2, repeats=1, generations=2)
+    assert set(curves.method) >= {"CPU workers"} and "measured" in set(curves.source)
+    assert list(breakdown.devices) == sorted(set(curves[curves.source == "measured"].n_devices))
+    assert {"measured", "modelled"} <= set(generation.source)
+    assert sorted(generation[generation.source == "modelled"].n_devices) == [1, 2]
+
+
+def test_recorded_gpu_table(tmp_path):
+    import json
+
+    from workbench.evolution.gpu import recorded_gpu_table
+
+    assert "nothing recorded" in recorded_gpu_table([tmp_path / "missing.json"]).value.iloc[0]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"benchmarks": {"evolution_gpu": {
+        "history": [{"date": "2026-12-01", "commit": "abc1234"}],
+        "results": {"status": "measured", "target": "60 s", "run": {"generations": 10_000, "meets_target": True,
+                                                                     "gpus": ["H200"]},
+                    "throughput": {"tree_rows_per_s": 1.5e11},
+                    "breakdown": [{"evaluator": "GPU x1", "host_share": 0.25}]}}}}))
+    table = recorded_gpu_table([tmp_path / "missing.json", path]).value
+    assert table["file"] == str(path) and table["status"] == "measured" and table["GPUs"] == "H200"
+    assert table["evaluator: tree-rows per second"] == "1.5e+11" and table["host's share of a generation"] == "0.25"
+
+
+def test_process_probe_times_one_process_alone_then_all_together():
+    probe = devices.process_probe(n_samples=3_000, n_processes=2, repeats=1)
+    assert probe["processes"] == 2 and len(probe["seconds_together"]) == 2 and probe["seconds_alone"] > 0
+    assert probe["throughput_ratio"] == pytest.approx(2 * probe["seconds_alone"] / np.mean(probe["seconds_together"]))

@@ -165,3 +165,63 @@ def test_cuda_backend_without_a_gpu_is_an_error_in_the_gdt_experiments(tmp_path)
     with pytest.raises(RuntimeError, match="no real GPU is usable here"):
         gdt_backend(RunContext(out_dir=tmp_path, technique="evolution", backend="cuda"))
     assert gdt_backend(RunContext(out_dir=tmp_path, technique="evolution", backend="cpu")) == "cpu"
+
+
+def test_ideal_table_never_averages_a_run_that_did_not_find_the_ideal_tree():
+    import pandas as pd
+
+    runs = pd.DataFrame([{"n_samples": n, "noise_attrs": k, "seed": s, "first_ideal_generation": g}
+                         for n, k, s, g in ((1000, 0, 0, 40), (1000, 0, 1, 90), (1000, 2, 0, 120), (1000, 2, 1, -1),
+                                            (5000, 0, 0, -1), (5000, 0, 1, -1), (5000, 2, 0, 60), (5000, 2, 1, 60))])
+    table = exp.ideal_table(runs, max_generations=300)
+    assert list(table.columns) == ["0 noise attributes", "2 noise attributes"]
+    assert table.loc["1,000 objects", "0 noise attributes"] == "generations 40-90, median 65 (2 of 2 runs)"
+    assert table.loc["1,000 objects", "2 noise attributes"] == "generation 120 (1 of 2 runs; 1 never within 300)"
+    assert table.loc["5,000 objects", "0 noise attributes"] == "never within 300 (0 of 2 runs)"
+    assert table.loc["5,000 objects", "2 noise attributes"] == "generations 60-60, median 60 (2 of 2 runs)"
+    one = exp.ideal_table(runs[runs.seed == 0])
+    assert one.loc["1,000 objects", "0 noise attributes"] == "generation 40"
+    assert one.loc["5,000 objects", "0 noise attributes"] == "never"
+
+
+def test_one_generation_walkthrough_keeps_every_step():
+    from workbench.evolution.walkthrough import one_generation
+
+    step = one_generation(n_samples=40, n_shards=3, seed=3)
+    sel = step.selection
+    assert sel.tree.tolist() == ["A", "B", "C"] and sel.drawn.sum() == 2 == len(step.picks)
+    assert sel.probability.sum() == pytest.approx(1) and ((sel.drawn - sel.expected).abs() < 1).all()
+    assert sel.loc[sel["rank"] == 3, "probability"].iloc[0] == 0  # pressure 2: the worst is never drawn
+    best = int(sel.fitness.idxmax())
+    assert sel.elite.tolist() == [t == best for t in range(3)]
+    elite = step.children[0]
+    assert elite.same_tree(step.parents[best]) and elite.fitness == pytest.approx(step.parents[best].fitness)
+    assert step.crossover_variant in ("subtree", "branches", "tests")
+    assert set(step.mutation_variants) <= {"prune", "exchange", "new_test", "shift", "expand", "none"}
+    for ind in step.parents + step.children:  # evaluated: every row in one leaf, fitness by eq. (1)
+        assert ind.evaluated and int(ind.counts[0].sum()) == 40
+        assert ind.fitness == pytest.approx(ind.accuracy - step.alpha * (ind.n_nodes - 1))
+    counts = step.leaf_counts
+    assert step.merged_equals_one_pass and set(counts.tree) == {"elite", "offspring 1", "offspring 2"}
+    for c in (0, 1):
+        shards = sum(counts[f"shard {i}: class {c}"] for i in (1, 2, 3))
+        assert (shards == counts[f"merged: class {c}"]).all() and (shards == counts[f"one pass: class {c}"]).all()
+    assert [t.n_nodes for t in step.child_trees] == [c.n_nodes for c in step.children]
+    assert len(step.fitness_table()) == 6
+
+
+def test_shard_counts_and_bounds():
+    from dtlab.evolution.operators import initial_population
+    from workbench.evolution.walkthrough import shard_bounds, shard_counts
+
+    assert shard_bounds(10, 3) == [(0, 3), (3, 7), (7, 10)]
+    with pytest.raises(ValueError, match="n_shards"):
+        shard_bounds(3, 4)
+    import numpy as np
+
+    X, y = chess3x3(50, noise_attrs=1, seed=1)
+    trees = initial_population(X, y.astype(np.int32), 2, 2, 0.5, 50, 3, 5, np.random.default_rng(0))
+    for shards in (1, 2, 5):
+        table, stats, equal = shard_counts(trees, X, y, n_shards=shards, seed=7, names=["a", "b"])
+        assert equal and len(table) == sum(t.n_leaves for t in trees)
+        assert table[["merged: class 0", "merged: class 1"]].to_numpy().sum() == 2 * 50

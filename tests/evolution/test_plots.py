@@ -17,11 +17,12 @@ def test_convergence_plots(history):
     for metric in ("best_fitness", "best_size"):
         fig = plots.plot_convergence(history, metric, ideal_nodes=17)
         ax = fig.axes[0]
-        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel() and ax.get_legend() is not None
+        assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel() and len(fig.legends) == 1  # below the axes
         assert ax.get_xscale() == "log"
-    labels = [t.get_text() for t in plots.plot_convergence(history, "best_size", ideal_nodes=17).axes[0]
-              .get_legend().get_texts()]
+    labels = [t.get_text() for t in plots.plot_convergence(history, "best_size", ideal_nodes=17).legends[0]
+              .get_texts()]
     assert "ideal tree (17 nodes)" in labels
+    assert plots.plot_convergence(history, "best_size", ax=ax).axes[0].get_legend() is not None  # in a given axes
     with pytest.raises(ValueError, match="no column"):
         plots.plot_convergence(history, "nope")
 
@@ -66,17 +67,105 @@ def _breakdown():
                           "host_share": 0.4, **dict.fromkeys(plots.PHASE_LABELS, 0.001)} for d in (1, 2)])
 
 
+def _generation():
+    return pd.DataFrame([{"n_samples": 1000, "n_devices": d, "seconds": t, "speedup": s, "source": src,
+                          "host_share": 0.4, "limit": 2.5}
+                         for d, t, s, src in ((1, 0.01, 1.0, "measured"), (2, 0.009, 1.1, "measured"),
+                                              (1, float("nan"), 1.0, "modelled"), (2, float("nan"), 1.43, "modelled"),
+                                              (4, float("nan"), 1.82, "modelled"))])
+
+
 def test_device_plots_mark_measured_modelled_and_bound():
     labels = [t.get_text() for t in plots.plot_device_scaling(_curves()).axes[0].get_legend().get_texts()]
     assert {"2 CPU workers (measured)", "4 CPU workers (modelled)", "4 CPU workers (bound)"} <= set(labels)
     labels = [t.get_text() for t in plots.plot_device_scaling(_curves(model=False)).axes[0].get_legend().get_texts()]
     assert not any("modelled" in label for label in labels)
-    fig = plots.plot_device_counts(_curves()[lambda c: c.n_samples == 1000], _breakdown())
+    curves = _curves()[lambda c: c.n_samples == 1000].assign(method="CPU workers")
+    fig = plots.plot_device_counts(curves, _breakdown(), _generation())
     left, right = fig.axes[:2]
     assert left.get_xlabel().startswith("devices") and right.get_ylabel() == "milliseconds per generation"
     styles = {line.get_label(): (line.get_linestyle(), line.get_markerfacecolor()) for line in left.lines}
-    assert styles["speedup (modelled)"] == ("--", "none") and styles["speedup (bound)"][0] == ":"
-    assert styles["speedup (measured)"][0] == "-" and styles["speedup (measured)"][1] != "none"
+    assert styles["evaluation, CPU workers (modelled: each device its own compute, as GPUs)"] == ("--", "none")
+    assert styles["evaluation, CPU workers (this machine's bound)"][0] == ":"
+    measured = styles["evaluation, CPU workers (measured)"]
+    assert measured[0] == "-" and measured[1] != "none"
+    assert styles["whole generation (measured)"][1] != "none"
+    assert styles["whole generation, Amdahl's law from its host share (modelled)"] == ("--", "none")
+    assert "Amdahl's limit 1 / host share = 2.50x" in styles
+    # without a generation, as before: the evaluation's curves only
+    assert not any("generation" in line.get_label() for line in plots.plot_device_counts(curves).axes[0].lines)
+
+
+def test_amdahl_plot_shares_and_speedups():
+    phases_total = 0.001 * len(plots.PHASE_LABELS)  # _breakdown's phases, 1 ms each
+    breakdown = pd.concat([_breakdown().assign(n_samples=n, devices=[1, 2], kind="CPU workers", total=phases_total)
+                           for n in (100, 1000)], ignore_index=True)
+    generation = pd.concat([_generation().assign(n_samples=n) for n in (100, 1000)], ignore_index=True)
+    fig = plots.plot_amdahl(breakdown, generation)
+    share, speed = fig.axes[:2]
+    assert share.get_ylabel() == "share of a generation (%)" and len(share.get_xticklabels()) == 4
+    assert "100 rows" in share.get_xticklabels()[0].get_text()
+    tops = [p.get_y() + p.get_height() for p in share.patches]
+    assert max(tops) == pytest.approx(100)  # every bar's phases add up to the whole generation
+    labels = {line.get_label(): line.get_markerfacecolor() for line in speed.lines}
+    assert labels["1,000 rows, Amdahl's law (modelled)"] == "none" and labels["1,000 rows, measured"] != "none"
+
+
+def test_generation_walkthrough_plot():
+    from workbench.evolution.walkthrough import one_generation
+
+    step = one_generation(n_samples=40, seed=3)
+    fig = plots.plot_generation(step)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert len(fig.axes) == 6 and titles[0].startswith("A: ") and titles[3].startswith("elite: ")
+    assert "crossover" in titles[4] and "mutation" in titles[5]
+
+
+def test_convergence_pair_draws_both_metrics_marks_the_ideal_and_follows_the_data(history):
+    from dtlab.plotting import new_figure
+    from workbench.widgets import curve_digest
+
+    never = lambda h: h.best_size < 0  # noqa: E731
+    always = lambda h: h.best_size > 0  # noqa: E731
+    fig = plots.plot_convergence_pair(history[history.noise_attrs == 1], reference=history[history.noise_attrs == 0],
+                                      ideal_nodes=17, ideal=always, title="t")
+    fitness, size = fig.axes[:2]
+    assert fitness.get_ylabel().startswith("best fitness") and size.get_ylabel() == "best tree size (nodes)"
+    assert fitness.get_xscale() == size.get_xscale() == "log"
+    assert len(size.collections) == 2  # the run's first ideal generation, and the legend's sample
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any("the sweep, grey" in label for label in labels) and "ideal tree (17 nodes)" in labels
+    assert len(plots.plot_convergence_pair(history, ideal=never).axes[1].collections) == 1
+    # drawn into a live figure's one axes: the axes is replaced by the two panels
+    live, ax = new_figure(figsize=(7, 4.2))
+    plots.plot_convergence_pair(history[history.noise_attrs == 0], ax=ax)
+    assert len(live.axes) == 2
+    other, ax = new_figure(figsize=(7, 4.2))
+    plots.plot_convergence_pair(history[history.noise_attrs == 1], ax=ax)
+    assert curve_digest(live)[0] != curve_digest(other)[0] and curve_digest(live)[1] > 0
+
+
+def test_tour_depth_plot_and_tables():
+    from workbench.tour import cart_depth_curves, flat_table, plot_cart_depth, walk_table
+
+    table = cart_depth_curves(600, noise_attrs=1, max_depth=5, n_test=600)
+    assert table.depth.tolist() == [1, 2, 3, 4, 5] and (table.n_nodes.diff().dropna() >= 0).all()
+    fig = plot_cart_depth(table)
+    assert [ax.get_xlabel() for ax in fig.axes] == ["depth limit", "depth limit"]
+    assert len(fig.axes[0].lines) == 2 and len(fig.axes[0].collections) == 1
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    from dtlab.datasets import chess3x3
+    from dtlab.trees import FlatTree
+
+    X, y = chess3x3(500, seed=0)
+    tree = FlatTree.from_sklearn(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y))
+    arrays = flat_table(tree, max_nodes=5)
+    assert len(arrays) == min(5, tree.n_nodes) and list(arrays.columns)[:4] == ["feature", "threshold", "left", "right"]
+    walk = walk_table(tree, X[0])
+    assert walk.node.iloc[-1] == tree.apply(X[:1], backend="cpu")[0] and walk.goes.iloc[-1].startswith("leaf")
+    assert walk.next.iloc[:-1].tolist() == walk.node.iloc[1:].tolist()
 
 
 def test_generation_breakdown_plot_shows_phases_and_the_host_share():

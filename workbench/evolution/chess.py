@@ -16,8 +16,8 @@ import numpy as np
 
 from dtlab.datasets import chess3x3
 
-__all__ = ["IDEAL_LEAVES", "IDEAL_NODES", "IDEAL_TRAIN_ACCURACY", "chess_runs", "chess_summary", "is_ideal_chess_tree",
-           "live_convergence", "reached_ideal"]
+__all__ = ["IDEAL_LEAVES", "IDEAL_NODES", "IDEAL_TRAIN_ACCURACY", "chess_runs", "chess_summary", "ideal_table",
+           "is_ideal_chess_tree", "live_convergence", "reached_ideal"]
 
 #: Nodes and leaves of the ideal Chess3x3 tree.
 IDEAL_NODES, IDEAL_LEAVES = 17, 9
@@ -206,3 +206,37 @@ def chess_summary(runs):
                      "fit_seconds_median": float(part.fit_seconds.median()),
                      "fit_seconds_max": float(part.fit_seconds.max())})
     return pd.DataFrame(rows)
+
+
+def ideal_table(runs, max_generations: int | None = None):
+    """When the ideal tree first appeared, per number of objects (rows) and of noise attributes (columns), as text.
+
+    ``first_ideal_generation`` is -1 for a run that never reached the ideal
+    tree, so it must not be averaged: each cell reads "generation 57" (one
+    run), "generations 40-90, median 57 (3 of 3 runs)", "generation 57 (1 of 2
+    runs; 1 never within 300)" or "never within 300 (0 of 2 runs)".
+
+    Parameters
+    ----------
+    runs : DataFrame from :func:`chess_runs`
+    max_generations : the runs' generation limit, for the "never within" wording (omitted when None)
+    """
+    within = f" within {max_generations:,}" if max_generations is not None else ""
+
+    def cell(part) -> str:
+        hit = part[part >= 0]
+        n, k = len(part), len(hit)
+        if k == 0:
+            return f"never{within}" + (f" (0 of {n} runs)" if n > 1 else "")
+        if k == 1:
+            text = f"generation {int(hit.iloc[0])}"
+        else:
+            text = f"generations {int(hit.min())}-{int(hit.max())}, median {hit.median():g}"
+        if k < n:
+            return f"{text} ({k} of {n} runs; {n - k} never{within})"
+        return text + (f" ({k} of {n} runs)" if n > 1 else "")
+
+    table = runs.groupby(["n_samples", "noise_attrs"]).first_ideal_generation.apply(cell).unstack("noise_attrs")
+    table.index = [f"{n:,} objects" for n in table.index]
+    table.columns = [f"{k} noise attribute" + ("" if k == 1 else "s") for k in table.columns]
+    return table

@@ -341,8 +341,9 @@ def pool_speedup(n_samples: int = 1_000_000, n_devices: int = 2, repeats: int = 
             "load_average": {"before": load, "after": load_average()}}
 
 
-def _probe_job(n_samples: int, repeats: int, barrier, results) -> None:
-    """One process: build a shard and a batch, warm up, wait for the others at ``barrier``, time the serial kernel."""
+def _probe_job(index: int, n_samples: int, repeats: int, barrier, results) -> None:
+    """One process: build a shard and a batch, warm up, then time the serial kernel -- alone (process 0, while the
+    others wait at ``barrier``) and with every process at once (all start together after the barrier)."""
     from dtlab.evolution.evaluators.base import BatchWork
     from dtlab.evolution.evaluators.devices import CpuShard
     from dtlab.evolution.individual import pack
@@ -354,28 +355,38 @@ def _probe_job(n_samples: int, repeats: int, barrier, results) -> None:
     work = BatchWork.prepare(batch, 1, X.shape[1], X.dtype)
     shard = CpuShard(np.ascontiguousarray(X.T), y, 0, 2)
     shard.evaluate(work)
-    barrier.wait()  # every process is ready: they start timing together
-    times = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        shard.evaluate(work)
-        times.append(time.perf_counter() - begin)
-    results.put(float(np.median(times)))
+
+    def timed() -> float:
+        times = []
+        for _ in range(repeats):
+            begin = time.perf_counter()
+            shard.evaluate(work)
+            times.append(time.perf_counter() - begin)
+        return float(np.median(times))
+
+    barrier.wait()  # every process is ready
+    if index == 0:
+        results.put(("alone", timed()))
+    barrier.wait()  # the others waited, blocked, while process 0 ran alone: now they start timing together
+    results.put(("together", timed()))
 
 
-def _run_together(n_processes: int, n_samples: int, repeats: int) -> list[float]:
+def _run_together(n_processes: int, n_samples: int, repeats: int) -> tuple[float, list[float]]:
+    """(process 0's seconds alone, every process's seconds when all run at once), from one set of processes."""
     from multiprocessing import get_context
 
     ctx = get_context("spawn")  # fresh interpreters: no shared numba thread pool, no GIL
     barrier, results = ctx.Barrier(n_processes), ctx.Queue()
-    procs = [ctx.Process(target=_probe_job, args=(n_samples, repeats, barrier, results)) for _ in range(n_processes)]
+    procs = [ctx.Process(target=_probe_job, args=(i, n_samples, repeats, barrier, results))
+             for i in range(n_processes)]
     for p in procs:
         p.start()
     try:
-        return [results.get(timeout=600) for _ in procs]
+        got = [results.get(timeout=600) for _ in range(n_processes + 1)]
     finally:
         for p in procs:
             p.join(timeout=60)
+    return (next(t for kind, t in got if kind == "alone"), [t for kind, t in got if kind == "together"])
 
 
 def process_probe(n_samples: int = 500_000, n_processes: int = 2, repeats: int = 9) -> dict:
@@ -386,11 +397,12 @@ def process_probe(n_samples: int = 500_000, n_processes: int = 2, repeats: int =
     the cores share hardware (hyperthreads of one core, a CPU quota, other
     load) and no in-process pool can do better.  ``throughput_ratio`` is the
     ``n`` processes' total rate over one's: ``n`` for independent cores.  The
-    processes start timing together (a barrier after their warm-up).
+    processes start timing together (a barrier after their warm-up); the
+    same processes time one of them alone first, while the others wait
+    blocked at the barrier, so the interpreters start once.
     """
     load = load_average()
-    alone = _run_together(1, n_samples, repeats)[0]
-    together = _run_together(n_processes, n_samples, repeats)
+    alone, together = _run_together(n_processes, n_samples, repeats)
     return {"n_samples": n_samples, "processes": n_processes, "seconds_alone": alone, "seconds_together": together,
             "throughput_ratio": float(n_processes * alone / np.mean(together)),
             "load_average": {"before": load, "after": load_average()}}

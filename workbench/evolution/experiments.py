@@ -22,6 +22,7 @@ from workbench.evolution.chess import (
     IDEAL_TRAIN_ACCURACY,
     chess_runs,
     chess_summary,
+    ideal_table,
     is_ideal_chess_tree,
     live_convergence,
     reached_ideal,
@@ -40,6 +41,6 @@ from workbench.evolution.throughput import evaluator_throughput, evolved_populat
 
 __all__ = ["ALL_METHODS", "HELD_OUT", "IDEAL_LEAVES", "IDEAL_NODES", "IDEAL_TRAIN_ACCURACY", "baseline_comparison",
            "baseline_summary", "cart_comparison", "cart_summary", "chess_runs", "chess_summary", "evaluator_throughput",
-           "evolved_population", "is_ideal_chess_tree", "live_convergence", "load_split", "pareto_front",
+           "evolved_population", "ideal_table", "is_ideal_chess_tree", "live_convergence", "load_split", "pareto_front",
            "reached_ideal",
            "timing_batch", "to_sklearn_tree"]

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-__all__ = ["COPY_BANDWIDTH_BYTES_PER_S", "PAPER_SECONDS", "gpu_benchmark", "gpu_throughput"]
+__all__ = ["COPY_BANDWIDTH_BYTES_PER_S", "PAPER_SECONDS", "gpu_benchmark", "gpu_throughput", "recorded_gpu_table"]
 
 #: A device-to-device copy on the project's H200, bytes read plus written per second (../shared/GPU.md).
 COPY_BANDWIDTH_BYTES_PER_S = 4.3e12
@@ -99,3 +99,56 @@ def gpu_benchmark(n_samples: int = 5_000_000, noise_attrs: int = 16, budget_seco
             "target_seconds": 60.0, "paper_seconds_4_p100": PAPER_SECONDS, "meets_target": projected < 60.0,
             "best_size": int(h.best_size.iloc[-1]), "best_accuracy": float(h.best_accuracy.iloc[-1]),
             "gpus": describe().get("gpus")}
+
+
+#: Words for the recorded entries of ``evolution_gpu``, in the order a table shows them.
+_RECORDED_WORDS = {
+    "status": "status", "reason": "why", "target": "target", "n_samples": "rows", "n_features": "attributes",
+    "generations": "generations run", "seconds_per_generation_median": "seconds per generation (median)",
+    "projected_10000_generations_seconds": "10,000 generations (s; projected unless measured)",
+    "measured_10000": "10,000 generations measured", "meets_target": "under the 60 s target",
+    "paper_seconds_4_p100": "the paper, four Tesla P100 (s)", "best_size": "best tree (nodes)",
+    "best_accuracy": "best training accuracy", "tree_rows_per_s": "evaluator: tree-rows per second",
+    "bandwidth_fraction": "evaluator: share of the copy bandwidth", "host_share": "host's share of a generation",
+    "gpus": "GPUs",
+}
+
+
+def _text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def recorded_gpu_table(paths):
+    """What the first of ``paths`` (``results.json`` files) that records ``evolution_gpu`` says, as a small table.
+
+    Returns a DataFrame with columns ``recorded`` (the quantity) and ``value`` (as text), the file and the
+    date of the run first; one row saying that nothing was recorded when no file has the entry.
+    """
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    for path in map(Path, paths):
+        if not path.exists():
+            continue
+        entry = json.loads(path.read_text()).get("benchmarks", {}).get("evolution_gpu")
+        if not entry:
+            continue
+        results = dict(entry.get("results", {}))
+        for part in ("run", "throughput"):  # a measured entry keeps the run and the evaluator's timing apart
+            if isinstance(results.get(part), dict):
+                results.update(results.pop(part))
+        gpu_rows = [r for r in results.get("breakdown", []) if str(r.get("evaluator", "")).startswith("GPU")]
+        if gpu_rows:
+            results["host_share"] = float(gpu_rows[0]["host_share"])
+        history = entry.get("history") or [{}]
+        rows = [("file", str(path)), ("run", f"{history[-1].get('date', '?')}, code {history[-1].get('commit', '?')}")]
+        rows += [(words, _text(results[key])) for key, words in _RECORDED_WORDS.items() if key in results]
+        return pd.DataFrame(rows, columns=["recorded", "value"]).set_index("recorded")
+    return pd.DataFrame([("evolution_gpu", "nothing recorded: run `make gpu-check` on a GPU machine")],
+                        columns=["recorded", "value"]).set_index("recorded")

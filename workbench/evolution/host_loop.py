@@ -60,20 +60,57 @@ class _Timed:
         return self.inner.rows(row_ids)
 
 
-def _breakdown_evaluators(n_devices: Sequence[int], client, X, y) -> dict[str, Any]:
-    from dtlab.evolution.evaluators import PoolEvaluator
+def _breakdown_evaluators(n_devices: Sequence[int], client, X, y) -> dict[str, tuple[str, int, Any]]:
+    """``{label: (kind, devices, factory)}`` of the evaluators a breakdown times."""
+    from dtlab.evolution import PoolEvaluator
 
-    made = {f"CPU workers x{d}": (lambda d=d: PoolEvaluator(X, y, 2, d)) for d in n_devices}
+    made = {f"CPU workers x{d}": ("CPU workers", d, lambda d=d: PoolEvaluator(X, y, 2, d)) for d in n_devices}
     if client is not None:
         from dtlab.evolution.evaluators.dask import DaskEvaluator
 
         n = len(client.scheduler_info()["workers"])
-        made[f"Dask workers x{n}"] = lambda: DaskEvaluator(X, y, 2, n, client=client)
+        made[f"Dask workers x{n}"] = ("Dask workers", n, lambda: DaskEvaluator(X, y, 2, n, client=client))
     if present_devices("cuda") > 0:
         from dtlab.evolution.evaluators.cuda import CudaEvaluator
 
-        made["GPU x1"] = lambda: CudaEvaluator(X, y, 2, 1)
+        made["GPU x1"] = ("GPUs", 1, lambda: CudaEvaluator(X, y, 2, 1))
     return made
+
+
+def _timed_run(X, y_enc, make, params, seed: int):
+    """GDT's generations after the initial population with the evaluator ``make()`` builds, timed by phase.
+
+    Returns ``(phases, evaluator timings, evaluate calls' seconds, the generations' seconds)``, summed."""
+    from dtlab.evolution.algorithm import initial_state, run
+
+    inner = make()
+    try:
+        ev = _Timed(inner)
+        state = initial_state(X, y_enc, 2, ev, params, np.random.default_rng(seed))
+        ctx = operator_context(state.rng, X, ev, params)
+        ctx.phases = {}
+        inner.timings.update(dict.fromkeys(inner.timings, 0.0))
+        ev.seconds = 0.0
+        run(state, ev, params, ctx)
+        return ctx.phases, dict(inner.timings), ev.seconds, float(sum(r["seconds"] for r in state.history[1:]))
+    finally:
+        inner.close()
+
+
+_WARM: list[bool] = []
+
+
+def _warm_up(params) -> None:
+    """A few timed generations on 300 rows, once per process: the first evaluator a breakdown times then does not
+    pay for loading the compiled host loop and kernels (tens of milliseconds, a generation's worth on small data)."""
+    if _WARM:
+        return
+    from dtlab.evolution import PoolEvaluator
+
+    X, y = chess3x3(300, seed=0)
+    y_enc = y.astype(np.int32)
+    _timed_run(X, y_enc, lambda: PoolEvaluator(X, y_enc, 2, 1), params, 0)
+    _WARM.append(True)
 
 
 def generation_breakdown(n_samples: int = 100_000, generations: int = 20, n_devices: Sequence[int] = (1, 2),
@@ -90,39 +127,31 @@ def generation_breakdown(n_samples: int = 100_000, generations: int = 20, n_devi
 
     Returns
     -------
-    DataFrame, one row per evaluator: ``evaluator, n_samples, generations``, mean seconds per generation of
-    every phase, ``total`` and ``host_share`` (the host phases' fraction of ``total``).
+    DataFrame, one row per evaluator: ``evaluator, kind`` ("CPU workers", "Dask workers", "GPUs"), ``devices,
+    n_samples, generations``, mean seconds per generation of every phase, ``total`` and ``host_share`` (the host
+    phases' fraction of ``total``).
     """
     import pandas as pd
 
     from dtlab.evolution import GDTClassifier
-    from dtlab.evolution.algorithm import initial_state, run
+    from dtlab.evolution.algorithm import EvolutionParams
 
     X, y = chess3x3(n_samples, noise_attrs, seed=seed)
-    params = GDTClassifier(random_state=seed, max_generations=generations, max_stagnation=10**9,
-                           **gdt_params)._validated_params()
+    params = EvolutionParams.from_estimator(GDTClassifier(random_state=seed, max_generations=generations,
+                                                          max_stagnation=10**9, **gdt_params))
+    _warm_up(EvolutionParams.from_estimator(GDTClassifier(random_state=0, max_generations=3, max_stagnation=10**9,
+                                                          **gdt_params)))
     y_enc = np.unique(y, return_inverse=True)[1].astype(np.int32)  # labels as 0..k-1, as fit does
     rows = []
     with _maybe_cluster(use_dask, min(present_devices("cpu"), 2)) as client:
-        for label, make in _breakdown_evaluators(n_devices, client, X, y_enc).items():
-            inner = make()
-            try:
-                ev = _Timed(inner)
-                state = initial_state(X, y_enc, 2, ev, params, np.random.default_rng(seed))
-                ctx = operator_context(state.rng, X, ev, params)
-                ctx.phases = {}
-                inner.timings.update(dict.fromkeys(inner.timings, 0.0))
-                ev.seconds = 0.0
-                run(state, ev, params, ctx)
-                total = float(sum(r["seconds"] for r in state.history[1:]))
-            finally:
-                inner.close()
-            per = {k: v / generations for k, v in {**ctx.phases, **inner.timings}.items()}
-            per["dispatch"] = max(ev.seconds / generations - sum(per[k] for k in ("prepare", "transfer", "kernel",
+        for label, (kind, d, make) in _breakdown_evaluators(n_devices, client, X, y_enc).items():
+            phases, timings, evaluate_s, total = _timed_run(X, y_enc, make, params, seed)
+            per = {k: v / generations for k, v in {**phases, **timings}.items()}
+            per["dispatch"] = max(evaluate_s / generations - sum(per[k] for k in ("prepare", "transfer", "kernel",
                                                                                  "merge")), 0.0)
             per["loop"] = max(total / generations - sum(per[k] for k in ("operators", "packing", "statistics"))
-                              - ev.seconds / generations, 0.0)
-            row = {"evaluator": label, "n_samples": n_samples, "generations": generations,
+                              - evaluate_s / generations, 0.0)
+            row = {"evaluator": label, "kind": kind, "devices": d, "n_samples": n_samples, "generations": generations,
                    **{k: per.get(k, 0.0) for k in HOST_PHASES + DEVICE_PHASES}, "total": total / generations}
             row["host_share"] = sum(row[k] for k in HOST_PHASES) / row["total"]
             rows.append(row)
