@@ -1,6 +1,6 @@
-"""The CPU grower of the greedy inducers, and the node statistics both growers use.
+"""The CPU grower of the greedy inducers.
 
-The whole tree is grown depth first inside one numba function (:func:`_grow`) so that a
+The whole tree is grown depth first inside one numba function (:func:`grow`) so that a
 deep tree (the unlimited-depth regression tree on the 100,000-row diabetes
 data has ~150,000 nodes) costs no Python per node.  The grower mirrors
 scikit-learn's ``DepthFirstTreeBuilder`` + ``BestSplitter`` step by step --
@@ -11,8 +11,10 @@ for bit whenever the sums involved are exact, e.g. integer targets or class
 counts).  Per node it scans every feature (:mod:`._scans_cpu`), draws the best one
 and partitions the rows (:mod:`dtlab.splits.presort`) when a child can split.
 
-The node statistics live in :mod:`._stats` (shared with the CUDA host grower);
-a fit with sample weights runs the weighted scans of :mod:`._weighted_scans_cpu`.
+Like the scans and the node statistics (:mod:`._stats`, shared with the CUDA host
+grower), the grower is written once and compiled per variant of :mod:`._weights`
+(``GROW["unweighted"]``, ``GROW["weighted"]``): a fit with sample weights runs
+the weighted scans, one without the unweighted ones, nothing more.
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._jit import NJIT
-from ..splits import gather_feature, gather_in_order, partition_lists, partition_samples
+from .._jit import NJIT, compile_functions
+from ..splits import gather_feature, partition_lists, partition_samples
 from ._draws import _select_feature
-from ._missing_scans_cpu import present_first_order, rotate_missing_left
+from ._missing_cpu import present_first_order, rotate_missing_left
 from ._node_rules import (
     FEATURE_THRESHOLD,
     MSE,
@@ -33,9 +35,12 @@ from ._node_rules import (
     keeps_split,
     min_split,
 )
-from ._scans_cpu import _scan_presorted_feature, _scan_presorted_parallel, _scan_sorting_feature
-from ._stats import _class_stats, _reg_stats, node_stats_weighted
-from ._weighted_scans_cpu import scan_feature_weighted, scan_features_weighted_parallel
+from ._scans_cpu import SCANS
+from ._stats import STATS
+from ._weights import VARIANTS
+
+# grow calls the names of ._weights (weight_of, keep), the scans and node_stats, bound per variant.
+# ruff: noqa: F821
 
 
 @numba.njit(**NJIT)
@@ -67,9 +72,8 @@ def _push_node(st_int, st_imp, slot, start, end, depth, parent, is_left, n_known
     st_imp[slot] = impurity
 
 
-@numba.njit(**NJIT)
-def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist, max_depth,
-          min_samples_split, min_samples_leaf, seed, parallel_min_work):
+def grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist, max_depth,
+         min_samples_split, min_samples_leaf, seed, parallel_min_work):
     """Grow a tree depth first, node by node as scikit-learn does.
 
     Parameters
@@ -81,9 +85,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
     XT : float32 array (n_features, n_samples), the features one per row
         (naive / incremental; unused by VECTORIZED)
     y : float64 (regression) or int32 class codes (classification), (n_samples,)
-    w : float64 (n_samples,), positive sample weights, or None (every weight 1)
-        ``None`` compiles a separate specialisation (numba prunes the branches on
-        ``w is None``): an unweighted fit runs the unweighted scans, nothing more.
+    w : float64 (n_samples,), positive sample weights (the weighted variant), or None (unweighted)
     rows : int32 (n_features, n_samples); vals : float32; ylist : like y
         Presorted attribute lists, partitioned in place (VECTORIZED; empty otherwise).
     max_depth, min_samples_split, min_samples_leaf : int
@@ -121,26 +123,23 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
     f_n_miss = np.zeros(F, dtype=np.int64)
     is_reg = criterion == MSE
     presorted = method == VECTORIZED
-    # scratch rows: one per feature for parallel scans, row 0 otherwise (rows
-    # that are never written are never touched, so they cost no memory)
+    # scratch rows: one per feature for parallel scans, row 0 otherwise (rows, and arrays, that are never
+    # written -- the weights' and hessians' without weights -- are never touched, so they cost no memory)
     m_buf = n + 1
-    buf = np.empty((F if presorted and is_reg else 1, m_buf if presorted else 1), dtype=np.float64)
+    n_slots = F if presorted else 1
+    gbuf = np.empty((F if presorted and is_reg else 1, m_buf if presorted and is_reg else 1), dtype=np.float64)
+    hbuf = np.empty_like(gbuf)
+    wbuf = np.empty((n_slots, m_buf), dtype=np.float64)
     cnt = np.zeros((F if presorted and not is_reg else 1, 3, n_outputs), dtype=np.float64)
+    xbuf = np.empty((1, m_buf if not presorted else 1), dtype=np.float32)
+    ybuf = np.empty((1, m_buf if not presorted else 1), dtype=y.dtype)
     goes_left = np.zeros(n, dtype=np.uint8)
-    tmp_rows = np.empty((F if presorted else 1, m_buf), dtype=rows.dtype)
-    tmp_vals = np.empty((F if presorted else 1, m_buf), dtype=vals.dtype)
-    tmp_y = np.empty((F if presorted else 1, m_buf), dtype=ylist.dtype)
+    tmp_rows = np.empty((n_slots, m_buf), dtype=rows.dtype)
+    tmp_vals = np.empty((n_slots, m_buf), dtype=vals.dtype)
+    tmp_y = np.empty((n_slots, m_buf), dtype=ylist.dtype)
     samples = np.arange(n).astype(np.int64) if not presorted else np.empty(1, dtype=np.int64)
     samp_tmp = np.empty(n if not presorted else 1, dtype=np.int64)
     child_counts = np.empty(n_outputs, dtype=np.float64)
-    sorted_y = np.empty(n if not presorted else 1, dtype=y.dtype)
-    # weighted scans: a node's values, targets, w * y, weights and prefix sums per worker slot
-    n_w = 1 if w is None else n + 1
-    n_slots = F if w is not None and presorted else 1
-    w_x = np.empty((n_slots, n_w), dtype=np.float32)
-    w_y = np.empty((n_slots, n_w), dtype=y.dtype)
-    w_buf = np.empty((n_slots, 4, n_w), dtype=np.float64)
-    w_cnt = np.zeros((n_slots if not is_reg else 1, 3, n_outputs), dtype=np.float64)
 
     # output arrays, grown by doubling
     cap = 1023
@@ -162,15 +161,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
     st_w = np.empty(s_cap, dtype=np.float64)  # the node's weight (its row count without weights)
 
     # root statistics, rows in row order (as scikit-learn's first node_impurity)
-    w_total = float(n)
-    if w is not None:
-        imp, w_total = node_stats_weighted(criterion, y, w, 0, n, st_val[0], child_counts)
-    elif is_reg:
-        b, imp = _reg_stats(y, 0, n)
-        st_val[0, 0] = b / n
-    else:
-        imp = _class_stats(y, 0, n, criterion, child_counts)
-        st_val[0] = child_counts
+    imp, w_total = node_stats(criterion, y, w, 0, n, st_val[0], child_counts)
     st_w[0] = w_total
     _push_node(st_int, st_imp, 0, 0, n, 0, -1, 0, 0, imp)
     sp = 1
@@ -221,30 +212,15 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
         n_active = F - n_known
         for k in range(n_active):
             active[k] = features[n_known + k]
-        if w is not None:
-            if presorted and m * n_active >= parallel_min_work and n_active > 1:
-                scan_features_weighted_parallel(active, n_active, method, criterion, XT, y, w, samples, rows, vals,
-                                                ylist, start, end, msl, thr, w_x, w_y, w_buf, w_cnt, f_const,
-                                                f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
-            else:
-                for k in range(n_active):
-                    scan_feature_weighted(active[k], 0, method, criterion, XT, y, w, samples, rows, vals, ylist,
-                                          start, end, msl, thr, w_x, w_y, w_buf, w_cnt, f_const, f_score, f_pos,
-                                          f_thr, f_gain, f_ratio, f_miss_left, f_n_miss)
-        elif presorted:
-            if m * n_active >= parallel_min_work and n_active > 1:
-                _scan_presorted_parallel(active, n_active, criterion, vals, ylist, start, end, msl, thr,
-                                         buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
-                                         f_n_miss)
-            else:
-                for k in range(n_active):
-                    _scan_presorted_feature(active[k], 0, criterion, vals, ylist, start, end, msl, thr,
-                                            buf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio, f_miss_left,
-                                            f_n_miss)
+        if presorted and m * n_active >= parallel_min_work and n_active > 1:
+            scan_features_parallel(active, n_active, method, criterion, XT, y, w, samples, rows, vals, ylist, start,
+                                   end, msl, thr, xbuf, ybuf, wbuf, gbuf, hbuf, cnt, f_const, f_score, f_pos, f_thr,
+                                   f_gain, f_ratio, f_miss_left, f_n_miss)
         else:
             for k in range(n_active):
-                _scan_sorting_feature(active[k], method, XT, y, samples, start, end, msl, thr,
-                                      f_const, f_score, f_pos, f_thr, f_miss_left, f_n_miss)
+                scan_feature(active[k], 0, method, criterion, XT, y, w, samples, rows, vals, ylist, start, end, msl,
+                             thr, xbuf, ybuf, wbuf, gbuf, hbuf, cnt, f_const, f_score, f_pos, f_thr, f_gain, f_ratio,
+                             f_miss_left, f_n_miss)
 
         best_f, n_total = _select_feature(features, constant_features, n_known, state, f_const, f_score,
                                           f_pos, f_gain, f_ratio, criterion, visit)
@@ -258,6 +234,7 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
 
         # ---- children statistics, from the chosen feature in (value, row) order, the missing rows last; when
         # they go left, moved after the left present rows so that the left child is a prefix again
+        ws_sorted = wbuf[0]  # the weights at the positions of ys_sorted (weighted only)
         if presorted:
             if missing_left:
                 p, q = start + nl - n_miss, end - n_miss
@@ -266,23 +243,18 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
                 rotate_missing_left(ylist, best_f, p, q, end, tmp_y[0])
             ys_sorted = ylist[best_f]
             c0 = start
-            if w is not None:  # the weighted statistics read the node's rows from 0, with their weights
-                for i in range(m):
-                    w_y[0, i] = ylist[best_f, start + i]
-                    w_buf[0, 1, i] = w[rows[best_f, start + i]]
-                ys_sorted = w_y[0]
-                c0 = 0
+            for i in range(start, end):
+                keep(ws_sorted, i, weight_of(w, rows[best_f, i]))
         else:
             order, _ = present_first_order(gather_feature(XT, best_f, samples, start, end))
-            gather_in_order(y, samples, start, order, sorted_y)
             if missing_left:
-                rotate_missing_left(sorted_y.reshape((1, n)), 0, nl - n_miss, m - n_miss, m, tmp_y[0])
-            if w is not None:
-                gather_in_order(w, samples, start, order, w_buf[0, 1])
-                if missing_left:
-                    rotate_missing_left(w_buf[0], 1, nl - n_miss, m - n_miss, m, w_buf[0, 2])
-            ys_sorted = sorted_y
+                rotate_missing_left(order.reshape((1, m)), 0, nl - n_miss, m - n_miss, m, samp_tmp)
+            ys_sorted = ybuf[0]
             c0 = 0
+            for i in range(m):
+                r = samples[start + order[i]]
+                ys_sorted[i] = y[r]
+                keep(ws_sorted, i, weight_of(w, r))
         if sp + 2 > s_cap:
             s_cap = 2 * s_cap
             st_int = _grow_2d(st_int, s_cap)
@@ -292,24 +264,8 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
         # right child goes below the left on the stack: the left is grown first
         r_slot = sp
         l_slot = sp + 1
-        w_l = float(nl)
-        w_r = float(nr)
-        if w is not None:
-            ws_sorted = w_buf[0, 1]  # the weights in the order of ys_sorted
-            imp_l, w_l = node_stats_weighted(criterion, ys_sorted, ws_sorted, c0, c0 + nl, st_val[l_slot],
-                                             child_counts)
-            imp_r, w_r = node_stats_weighted(criterion, ys_sorted, ws_sorted, c0 + nl, c0 + m, st_val[r_slot],
-                                             child_counts)
-        elif is_reg:
-            b_l, imp_l = _reg_stats(ys_sorted, c0, c0 + nl)
-            b_r, imp_r = _reg_stats(ys_sorted, c0 + nl, c0 + m)
-            st_val[l_slot, 0] = b_l / nl
-            st_val[r_slot, 0] = b_r / nr
-        else:
-            imp_l = _class_stats(ys_sorted, c0, c0 + nl, criterion, child_counts)
-            st_val[l_slot] = child_counts
-            imp_r = _class_stats(ys_sorted, c0 + nl, c0 + m, criterion, child_counts)
-            st_val[r_slot] = child_counts
+        imp_l, w_l = node_stats(criterion, ys_sorted, ws_sorted, c0, c0 + nl, st_val[l_slot], child_counts)
+        imp_r, w_r = node_stats(criterion, ys_sorted, ws_sorted, c0 + nl, c0 + m, st_val[r_slot], child_counts)
         if not keeps_split(w_total, w_node, w_l, imp, imp_l, imp_r):
             continue
 
@@ -342,3 +298,16 @@ def _grow(method, criterion, n_features, n_outputs, XT, y, w, rows, vals, ylist,
     return (o_feature[:n_nodes].copy(), o_threshold[:n_nodes].copy(), o_left[:n_nodes].copy(),
             o_right[:n_nodes].copy(), o_value[:n_nodes].copy(), o_impurity[:n_nodes].copy(),
             o_n[:n_nodes].copy(), o_missing[:n_nodes].copy(), o_wn[:n_nodes].copy())
+
+
+def _compile(variant: str) -> dict:
+    return compile_functions([grow], numba.njit(**NJIT), {**SCANS[variant], **STATS[variant]}, variant)
+
+
+#: variant ("unweighted", "weighted") -> the compiled grower; :func:`grow`'s ``w`` is None without weights.
+GROW = {variant: _compile(variant)["grow"] for variant in VARIANTS}
+
+
+def _grow(method, criterion, n_features, n_outputs, XT, y, w, *rest):
+    """:func:`grow` compiled for the fit: the weighted variant when ``w`` is given, else the unweighted one."""
+    return GROW["unweighted" if w is None else "weighted"](method, criterion, n_features, n_outputs, XT, y, w, *rest)

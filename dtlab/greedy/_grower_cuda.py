@@ -25,7 +25,7 @@ from ._node_rules import (
     min_split,
 )
 from ._scans_cuda import CONST, POS, SCORE, THR, THREADS_PER_BLOCK, _kernels
-from ._stats import _class_stats, _reg_stats, node_stats_weighted
+from ._stats import STATS
 
 #: The simulator runs a thread per Python thread, so it gets fewer threads per block than a GPU.
 SIMULATOR_THREADS_PER_BLOCK = 16
@@ -46,20 +46,18 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     n_outputs, max_depth, min_samples_split, min_samples_leaf, seed : as for the CPU grower
     backend : Backend (cuda)
     w : float64 (n_samples,), positive sample weights, or None (every weight 1)
-        Weighted fits run the weighted scans (:mod:`._weighted_scans_cuda`); the node statistics are the CPU's
-        weighted ones (:func:`._stats.node_stats_weighted`) over the same rows in the same order.
+        Weighted fits run the scans' weighted variant (:mod:`._scans_cuda`); the node statistics are the CPU's
+        (:func:`._stats.node_stats` of the same variant) over the same rows in the same order.
     """
 
     if criterion == GAIN_RATIO:
         raise ValueError("criterion='gain_ratio' runs on the CPU only; use backend='cpu'")
     tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
-    k = _kernels(tpb)
-    scan, mark, partition = k[_SCAN_OF[criterion]], k["mark"], k["partition"]
     weighted = w is not None
-    if weighted:
-        from ._weighted_scans_cuda import weighted_kernels
-
-        scan = weighted_kernels(tpb)[_SCAN_OF[criterion]]
+    k = _kernels(tpb)
+    scan = k[_SCAN_OF[criterion] + ("_weighted" if weighted else "")]
+    mark, partition = k["mark"], k["partition"]
+    node_stats = STATS["weighted" if weighted else "unweighted"]["node_stats"]
     F, n = XT.shape
     rows, vals, ylist = attribute_lists(XT, y)
     backend.check_fits(2 * (rows.nbytes + vals.nbytes + ylist.nbytes) + n + (w.nbytes if weighted else 0),
@@ -90,17 +88,11 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
     out_value, out_impurity, out_n, out_missing = [], [], [], []
 
     def stats(ys, ws):
-        """Value, impurity and weight of a node's targets (and weights, in their order), as the CPU computes
-        them."""
-        if weighted:
-            value = np.empty(n_outputs)
-            imp, wt = node_stats_weighted(criterion, ys, ws, 0, len(ys), value, counts)
-            return value, imp, wt
-        if is_reg:
-            b, imp = _reg_stats(ys, 0, len(ys))
-            return np.array([b / len(ys)]), imp, float(len(ys))
-        imp = _class_stats(ys, 0, len(ys), criterion, counts)
-        return counts.copy(), imp, float(len(ys))
+        """Value, impurity and weight of a node's targets (and weights, in their order; None without), as the
+        CPU computes them."""
+        value = np.empty(n_outputs)
+        imp, wt = node_stats(criterion, ys, ws, 0, len(ys), value, counts)
+        return value, imp, wt
 
     value, imp, w_total = stats(y, w)  # the root in row order, as the CPU's
     stack = [(0, n, 0, -1, 0, 0, imp, value, w_total)]

@@ -1,56 +1,24 @@
-"""Node statistics of the greedy growers: value and impurity of a node's rows, without and with weights.
+"""Node statistics of the greedy growers: value and impurity of a node's rows, written once for weighted and
+unweighted fits.
 
-Shared by the CPU grower (:mod:`._grower_cpu`), the CUDA host grower (:mod:`._grower_cuda`) and the weighted
-scans (:mod:`._weighted_scans_cpu`).  Weighted statistics are scikit-learn's: a row adds its weight where an
-unweighted fit adds 1 (leaf value ``sum w y / sum w``, weighted class counts).
+Shared by the CPU grower (:mod:`._grower_cpu`) and the CUDA host grower (:mod:`._grower_cuda`).  Weighted
+statistics are scikit-learn's: a row adds its weight where an unweighted fit adds 1 (leaf value ``sum w y /
+sum w``, weighted class counts); :func:`node_stats` is compiled per variant of :mod:`._weights` (``STATS``),
+and with unit weights both give the same bits (sums of ones are exact row counts).
 """
 
 from __future__ import annotations
 
 import numba
 
-from .._jit import NJIT
+from .._jit import NJIT, compile_functions
 from ._node_rules import GINI, MSE, entropy_term
-
-
-@numba.njit(**NJIT)
-def _reg_stats(ys, s, e):
-    """Sum, sum of squares and scikit-learn's MSE impurity of ``ys[s:e]``.
-
-    A node whose targets are all equal gets impurity exactly 0 (scikit-learn's
-    ``sq/n - mean^2`` can leave rounding noise above ``EPSILON`` there, and then
-    splits a pure node with a zero-gain split).
-    """
-    n = e - s
-    b = 0.0
-    a = 0.0
-    lo = ys[s]
-    hi = ys[s]
-    for i in range(s, e):
-        v = ys[i]
-        b += v
-        a += v * v
-        lo = min(lo, v)
-        hi = max(hi, v)
-    imp = a / n - (b / n) * (b / n)
-    if lo == hi:
-        imp = 0.0
-    return b, imp
-
-
-@numba.njit(**NJIT)
-def _class_stats(ys, s, e, criterion, counts):
-    """Class counts of ``ys[s:e]`` into ``counts`` and the Gini / entropy impurity."""
-    for c in range(counts.shape[0]):
-        counts[c] = 0.0
-    for i in range(s, e):
-        counts[int(ys[i])] += 1.0
-    return _class_impurity(counts, float(e - s), criterion)
+from ._weights import VARIANTS, compile_weights, multiply
 
 
 @numba.njit(**NJIT)
 def _class_impurity(counts, n, criterion):
-    """Gini ``1 - sum p^2`` or entropy ``-sum p log2 p`` of class counts over ``n`` rows."""
+    """Gini ``1 - sum p^2`` or entropy ``-sum p log2 p`` of class counts over ``n`` rows (or that weight)."""
     if criterion == GINI:
         sq = 0.0
         for c in range(counts.shape[0]):
@@ -62,55 +30,54 @@ def _class_impurity(counts, n, criterion):
     return h
 
 
-@numba.njit(**NJIT)
-def reg_stats_weighted(ys, ws, s, e):
-    """Weighted sum ``B``, weight ``W`` and MSE impurity of ``ys[s:e]`` with weights ``ws[s:e]``.
+def node_stats(criterion, ys, ws, s, e, value, counts):
+    """Value and impurity of the rows ``[s, e)``: targets ``ys``, weights ``ws`` at the same positions (read
+    only by the weighted variant).
 
-    Returns ``(B, impurity, W)``; the impurity of equal targets is exactly 0 (as :func:`._grower_cpu._reg_stats`).
+    Writes the node's value into ``value`` (float64, (n_outputs,)): the (weighted) mean (regression) or the
+    (weighted) class counts; ``counts`` is float64 scratch of length n_classes.  Returns ``(impurity, W)``,
+    ``W`` the node's weight (its row count without weights).  A node whose targets are all equal gets impurity
+    exactly 0 (scikit-learn's ``sq/n - mean^2`` can leave rounding noise above ``EPSILON`` there, and then
+    splits a pure node with a zero-gain split).
     """
-    b = 0.0
-    a = 0.0
-    wt = 0.0
-    lo = ys[s]
-    hi = ys[s]
-    for i in range(s, e):
-        v = ys[i]
-        w = ws[i]
-        b += w * v
-        a += w * v * v
-        wt += w
-        lo = min(lo, v)
-        hi = max(hi, v)
-    imp = a / wt - (b / wt) * (b / wt)
-    if lo == hi:
-        imp = 0.0
-    return b, imp, wt
-
-
-@numba.njit(**NJIT)
-def class_counts_weighted(ys, ws, s, e, counts):
-    """Weighted class counts of ``ys[s:e]`` into ``counts`` (float64, n_classes); returns their sum ``W``."""
+    if criterion == MSE:
+        b = 0.0
+        a = 0.0
+        wt = 0.0
+        lo = ys[s]
+        hi = ys[s]
+        for i in range(s, e):
+            v = ys[i]
+            wi = weight_of(ws, i)  # noqa: F821 -- bound per variant (._weights)
+            b += weighted(wi, v)  # noqa: F821
+            a += weighted(wi, v) * v  # noqa: F821
+            wt += wi
+            lo = min(lo, v)
+            hi = max(hi, v)
+        wt = side_weight(wt, e - s)  # noqa: F821
+        imp = a / wt - (b / wt) * (b / wt)
+        if lo == hi:
+            imp = 0.0
+        value[0] = b / wt
+        return imp, wt
     for c in range(counts.shape[0]):
         counts[c] = 0.0
     wt = 0.0
     for i in range(s, e):
-        counts[int(ys[i])] += ws[i]
-        wt += ws[i]
-    return wt
-
-
-
-@numba.njit(**NJIT)
-def node_stats_weighted(criterion, ys, ws, s, e, value, counts):
-    """Weighted value and impurity of the rows ``[s, e)`` (targets ``ys``, weights ``ws``).
-
-    Writes the node's value into ``value`` (float64, (n_outputs,)): the weighted mean (regression) or the
-    weighted class counts; ``counts`` is float64 scratch of length n_classes.  Returns ``(impurity, W)``.
-    """
-    if criterion == MSE:
-        b, imp, wt = reg_stats_weighted(ys, ws, s, e)
-        value[0] = b / wt
-        return imp, wt
-    wt = class_counts_weighted(ys, ws, s, e, counts)
+        wi = weight_of(ws, i)  # noqa: F821
+        counts[int(ys[i])] += wi
+        wt += wi
+    wt = side_weight(wt, e - s)  # noqa: F821
     value[:] = counts
     return _class_impurity(counts, wt, criterion), wt
+
+
+def _compile(variant: str) -> dict:
+    jit = numba.njit(**NJIT)
+    # inlined into the grower, which calls it twice per node
+    return compile_functions([node_stats], numba.njit(inline="always", **NJIT),
+                             compile_weights(variant, jit, jit(multiply)), variant)
+
+
+#: variant ("unweighted", "weighted") -> {"node_stats": compiled, and the variant's compiled weight functions}.
+STATS = {variant: _compile(variant) for variant in VARIANTS}

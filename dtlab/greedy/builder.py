@@ -3,11 +3,12 @@
 The algorithm layer between the estimators (:mod:`dtlab.greedy.regressor`,
 :mod:`dtlab.greedy.classifier`) and the kernels (the CPU grower
 :mod:`._grower_cpu` with :mod:`dtlab.splits.presort`, :mod:`._scans_cpu`, :mod:`._draws` and
-:mod:`._node_rules`; the CUDA grower :mod:`._scans_cuda`).  It reproduces scikit-learn's conventions where they
-decide the tree: X is cast to float32 (scikit-learn does the same, so
-thresholds are midpoints of float32 values), ``-0.0`` counts as ``0.0``, and the
-random state is turned into the seed of scikit-learn's xorshift generator,
-so that ties between features are broken the same way.
+:mod:`._node_rules`; the CUDA grower :mod:`._grower_cuda` with the kernels of :mod:`._scans_cuda`).
+It reproduces scikit-learn's conventions where they decide the tree: X is cast
+to float32 (scikit-learn does the same, so thresholds are midpoints of float32
+values), ``-0.0`` counts as ``0.0``, and the random state is turned into the
+seed of scikit-learn's xorshift generator, so that ties between features are
+broken the same way.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     X32 : ndarray of shape (n_samples, n_features), float32, no inf
         From :func:`as_float32_features`; NaN marks a missing value (every split
         learns where the missing rows go, as scikit-learn's trees do: see
-        :mod:`._missing_scans_cpu`).
+        :mod:`._missing_cpu`).
     y : ndarray of shape (n_samples,)
         float64 targets (regression) or int32 class codes ``0..n_classes-1``.
     task : {"regression", "classification"}
@@ -103,9 +104,9 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     classes : ndarray of shape (n_classes,), optional
         Labels stored in the FlatTree (classification).
     sample_weight : ndarray of shape (n_samples,), float64, finite and >= 0, optional
-        Weights of the rows (:mod:`._weighted_scans_cpu`, on CUDA :mod:`._weighted_scans_cuda`):
+        Weights of the rows (the scans' weighted variant, :mod:`._weights`, on the CPU and on CUDA):
         rows of weight 0 are left out (scikit-learn's splitter skips them too);
-        weights that are all 1 grow the unweighted tree by the unweighted code.
+        weights that are all 1 grow the unweighted tree by the unweighted variant.
         ``criterion="gain_ratio"`` takes them as C4.5 does (fractional cases:
         gain and split information from weighted counts), on the CPU.
 
@@ -135,7 +136,7 @@ def build_greedy_tree(X32: np.ndarray, y: np.ndarray, *, task: str, criterion: s
     if missing and be.is_cuda:
         raise ValueError("backend='cuda' does not take missing values (NaN) in X yet: the CUDA split search has "
                          "no missing-value scans (the CPU's, which learn a direction per split as scikit-learn "
-                         "does, are in dtlab.greedy._missing_scans_cpu); use backend='cpu', or impute X. NaN at "
+                         "does, are in dtlab.greedy._scans_cpu); use backend='cpu', or impute X. NaN at "
                          "predict time works on both backends")
     if missing and crit == GAIN_RATIO:
         raise ValueError("criterion='gain_ratio' does not take missing values (NaN) in X: C4.5 spreads such rows "

@@ -82,7 +82,7 @@ class DecisionTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     -----
     Missing values (NaN) are handled as by scikit-learn's trees (>= 1.3): each
     split learns where the rows missing its feature go, ``tree_.missing_left``
-    (:mod:`dtlab.greedy._missing_scans_cpu`); ``criterion="gain_ratio"`` refuses them
+    (:mod:`dtlab.greedy._missing_cpu`); ``criterion="gain_ratio"`` refuses them
     (C4.5 spreads such rows over both children by weight, not implemented here).
     """
 

@@ -88,7 +88,7 @@ class DecisionTreeRegressor(FittedTreeMixin, RegressorMixin, BaseEstimator):
     split learns where the rows missing its feature go (the side that gains
     more), ``tree_.missing_left``; a split whose node had none sends NaN at
     predict time to the child that got more training rows
-    (:mod:`dtlab.greedy._missing_scans_cpu`).
+    (:mod:`dtlab.greedy._missing_cpu`).
     """
 
     def __init__(self, *, max_depth: int | None = None, min_samples_split: int = 2, min_samples_leaf: int = 1,

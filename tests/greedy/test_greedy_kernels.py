@@ -3,13 +3,26 @@
 import numpy as np
 import pytest
 
-from dtlab.greedy import _draws, _node_rules, _scans_cpu
+from dtlab.greedy import _draws, _node_rules
+from dtlab.greedy._scans_cpu import SCANS
 from dtlab.greedy.builder import as_float32_features, sklearn_seed
 from dtlab.splits import presort, scan_prefix
 from dtlab.testing import random_sorted_segment
 
 #: The trailing arguments of scan_prefix for the greedy trees: no missing rows, no min_child_weight, first on ties.
 NO_MISSING = (0.0, 0.0, False, 0.0, False)
+#: The greedy scans, compiled without and with weights.
+UNWEIGHTED, WEIGHTED = SCANS["unweighted"], SCANS["weighted"]
+
+
+def _incremental(xs, ys, msl, ws=None):
+    """The incremental scan of a node without missing values: (best, left size)."""
+    m = len(xs)
+    best, k, left = (UNWEIGHTED if ws is None else WEIGHTED)["scan_incremental"](
+        xs, ys, ws, m, m, msl, _node_rules.FEATURE_THRESHOLD)
+    assert not left
+    return best, k
+
 
 def _xorshift_reference(seed, count):
     """scikit-learn's our_rand_r, written with numpy uint32 arithmetic."""
@@ -76,8 +89,9 @@ def test_mse_scans_agree_with_reference(rng, msl):
         ys = rng.normal(size=m)
         thr = _node_rules.FEATURE_THRESHOLD
         vec = scan_prefix(xs, ys, None, 0, m, msl, 0.0, thr, np.empty(m), None, *NO_MISSING)
-        inc = _scans_cpu._scan_mse_incremental(xs, ys, 0, m, msl, _node_rules.FEATURE_THRESHOLD)
+        inc = _incremental(xs, ys, msl)
         assert vec == inc  # same sums in the same order: bit for bit
+        assert _incremental(xs, ys, msl, np.ones(m)) == inc  # unit weights: the weighted scan, to the bit
         ref = _reference_best_split(xs, ys, msl)
         assert vec[1] == ref[1]
         if ref[1] > 0:
@@ -92,7 +106,7 @@ def test_prefix_scan_with_unit_hessian_is_the_regression_scan(rng, msl):
         g = rng.normal(size=n)
         unit = scan_prefix(xs, g, None, s, e, msl, 0.0, thr, np.empty(n), None, *NO_MISSING)
         ones = scan_prefix(xs, g, np.ones(n), s, e, msl, 0.0, thr, np.empty(n), np.empty(n), *NO_MISSING)
-        inc = _scans_cpu._scan_mse_incremental(xs, g, s, e, msl, thr)
+        inc = _incremental(xs[s:e], g[s:e], msl)
         assert unit == ones == inc  # bit for bit
 
 
@@ -124,7 +138,9 @@ def test_naive_scan_finds_same_position(rng):
         y = rng.normal(size=m)
         samples = np.arange(m, dtype=np.int64)
         xs = np.sort(x)
-        naive = _scans_cpu._scan_mse_naive(xs, x, y, samples, 0, m, 1, _node_rules.FEATURE_THRESHOLD)
+        naive = UNWEIGHTED["scan_naive"](xs, x, y, None, samples, 0, m, m, 1, _node_rules.FEATURE_THRESHOLD)[:2]
+        assert WEIGHTED["scan_naive"](xs, x, y, np.ones(m), samples, 0, m, m, 1,
+                                      _node_rules.FEATURE_THRESHOLD)[:2] == naive
         order = np.argsort(x, kind="stable")
         ref = _reference_best_split(xs, y[order], 1)
         assert naive[1] == ref[1]
@@ -134,7 +150,7 @@ def test_naive_scan_finds_same_position(rng):
 def test_feature_threshold_merges_close_values():
     xs = np.array([0.0, 5e-8, 1.0, 1.0, 2.0], dtype=np.float32)
     ys = np.array([0.0, 10.0, 0.0, 0.0, 0.0])
-    best, nl = _scans_cpu._scan_mse_incremental(xs, ys, 0, 5, 1, _node_rules.FEATURE_THRESHOLD)
+    best, nl = _incremental(xs, ys, 1)
     assert nl != 1  # 0 and 5e-8 are one value: no threshold between them
     assert nl == 2
 
@@ -144,9 +160,11 @@ def test_gini_scan_matches_plain_gini(rng):
         m = int(rng.integers(2, 50))
         xs = np.sort(rng.integers(0, 6, m)).astype(np.float32)
         ys = rng.integers(0, 3, m).astype(np.int32)
-        cnt_l, cnt_r = np.zeros(3), np.zeros(3)
-        best, nl, _, _ = _scans_cpu._scan_classes(xs, ys, 0, m, 1, _node_rules.FEATURE_THRESHOLD, _node_rules.GINI,
-                                                  cnt_l, cnt_r)
+        scratch = [np.zeros(3) for _ in range(3)]
+        best, nl, _, _, _ = UNWEIGHTED["scan_classes"](xs, ys, None, 0, m, m, 1, _node_rules.FEATURE_THRESHOLD,
+                                                        _node_rules.GINI, *scratch)
+        assert WEIGHTED["scan_classes"](xs, ys, np.ones(m), 0, m, m, 1, _node_rules.FEATURE_THRESHOLD,
+                                        _node_rules.GINI, *scratch)[:2] == (best, nl)
         ref_best, ref_nl = -np.inf, -1
         for k in range(1, m):
             if xs[k] <= xs[k - 1]:

@@ -187,7 +187,7 @@ def c45_reference(x, y, w, n_classes):
 def test_weighted_gain_ratio_by_hand():
     # four rows, weights 1, 1, 1, 2: W = 5, classes 2 : 3, three thresholds tried; the best cuts at 1.5 (pure sides)
     from dtlab.greedy._node_rules import FEATURE_THRESHOLD, GAIN_RATIO
-    from dtlab.greedy._weighted_scans_cpu import scan_classes_weighted
+    from dtlab.greedy._scans_cpu import SCANS
 
     xs = np.array([0.0, 1.0, 2.0, 3.0], dtype=np.float32)
     ys = np.array([0, 0, 1, 1], dtype=np.int32)
@@ -196,8 +196,8 @@ def test_weighted_gain_ratio_by_hand():
     gain = h_node - np.log2(3) / 5  # pure sides; C4.5's threshold cost log2(tries) / W
     ratio = gain / h_node  # split information of 2 : 3 is the node's entropy again
     scratch = [np.zeros(2) for _ in range(3)]
-    best, k, left, got_gain, got_ratio = scan_classes_weighted(xs, ys, ws, 4, 4, 1, FEATURE_THRESHOLD, GAIN_RATIO,
-                                                               *scratch)
+    best, k, left, got_gain, got_ratio = SCANS["weighted"]["scan_classes"](xs, ys, ws, 0, 4, 4, 1, FEATURE_THRESHOLD,
+                                                                           GAIN_RATIO, *scratch)
     assert (k, left) == (2, False)
     assert got_gain == pytest.approx(gain, rel=1e-14) and got_gain == pytest.approx(0.6539580, abs=1e-7)
     assert got_ratio == pytest.approx(ratio, rel=1e-14) and got_ratio == pytest.approx(0.6735236, abs=1e-7)
