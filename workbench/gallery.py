@@ -231,7 +231,28 @@ def update_readme(readme: Path = Path("README.md"), figures_dir: Path = Path("fi
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     prefix = Path(os.path.relpath(Path(figures_dir).resolve(), readme.parent.resolve())).as_posix()
-    new = head + section(figures_dir, prefix) + tail
+    new = _with_kernel_table(head + section(figures_dir, prefix) + tail, Path(figures_dir) / "gpu" / "kernels.json")
     if new != text:
         readme.write_text(new)
     return new != text
+
+
+def _with_kernel_table(text: str, kernels_json: Path) -> str:
+    """``text`` with its sm_90 kernel table (the lines from the table's header row through its last ``|`` row)
+    replaced by the one ``make gpu-compile`` wrote to ``kernels_json``: the README's copy cannot go stale."""
+    from dtlab.gpu.compile import table
+    from dtlab.gpu.kernels import discover
+
+    if not kernels_json.exists():
+        return text
+    declared = discover()
+    fresh = table([r for r in json.loads(kernels_json.read_text())["kernels"] if r["name"] in declared])
+    header = fresh.split("\n", 1)[0]
+    lines = text.split("\n")
+    if header not in lines:
+        return text
+    start = lines.index(header)
+    stop = start
+    while stop < len(lines) and lines[stop].startswith("|"):
+        stop += 1
+    return "\n".join(lines[:start] + fresh.split("\n") + lines[stop:])
