@@ -1,6 +1,7 @@
 """A/B of two revisions of dtlab: every technique's fit and predict timed, the same models checked.
 
-    python scripts/ab_speed.py OLD NEW [--rounds 5] [--only greedy,boosting] [--out ab.json] [--scale tiny|default]
+    python scripts/ab_speed.py OLD NEW [--rounds 5] [--repeats 1] [--only greedy,boosting] [--out ab.json]
+                               [--scale tiny|default]
 
 OLD and NEW are git revisions; NEW (or OLD) may be ``WORKTREE``, the working tree's dtlab/ as it is now.
 
@@ -10,9 +11,10 @@ numba's on-disk cache (dtlab keys it on the tree's place and sources, see ``dtla
 commit under ``~/.cache/dtlab/numba``) is reused: delete both to reclaim the space.
 Every measurement is a fresh ``python`` process with ``PYTHONPATH=<that folder>`` (the child checks that
 ``dtlab.__file__`` lies there) running one technique's cases: per case one untimed warm-up fit + predict (its
-times are reported as the "first call": compilation or cache loading), then one timed fit and one timed
-predict, and a SHA-256 digest of the model (its predictions on fixed rows as bytes, and for linear models
-``coef_``/``intercept_``).  The revisions alternate: for each round, for each technique, both revisions run
+times are reported as the "first call": compilation or cache loading), then ``--repeats`` timed fits and
+predicts (the process's time is their median), and a SHA-256 digest of each call's model (its predictions on
+fixed rows as bytes, and for linear models ``coef_``/``intercept_``).
+The revisions alternate: for each round, for each technique, both revisions run
 back to back, the one going first swapped every round, so that drifts of the machine's load hit both alike.
 The table gives per case and phase OLD and NEW median [min, max] over the rounds, NEW/OLD of the medians,
 "same model" (every digest of both revisions equal in every round) and the first-call seconds of each,
@@ -127,8 +129,11 @@ def cases(technique, s):
     return out
 
 
-def child(technique, scale):
-    """Run one technique's cases in this process; print one JSON line of times and digests."""
+def child(technique, scale, repeats):
+    """Run one technique's cases in this process; print one JSON line of times and digests.
+
+    Per case: one warm-up fit + predict ("first"), then ``repeats`` timed fit + predict pairs; "timed" is their
+    median fit and median predict (one call of a few milliseconds is at the mercy of a scheduler tick)."""
     import dtlab
 
     expected = Path(os.environ["AB_SPEED_TREE"]).resolve()
@@ -136,17 +141,20 @@ def child(technique, scale):
         sys.exit(f"dtlab imported from {dtlab.__file__}, not from {expected}")
     result = {}
     for name, (fit, predict, attrs) in cases(technique, SCALES[scale]).items():
-        times = []
-        for _ in range(2):  # the warm-up, then the timed call
+        times, digests = [], set()
+        for _ in range(1 + repeats):  # the warm-up, then the timed calls
             t0 = time.perf_counter()
             model = fit()
             t1 = time.perf_counter()
             out = predict(model)
             times.append((t1 - t0, time.perf_counter() - t1))
-        h = hashlib.sha256(np.ascontiguousarray(out).tobytes())
-        for a in attrs:
-            h.update(np.ascontiguousarray(getattr(model, a)).tobytes())
-        result[name] = dict(first=times[0], timed=times[1], digest=h.hexdigest())
+            h = hashlib.sha256(np.ascontiguousarray(out).tobytes())
+            for a in attrs:
+                h.update(np.ascontiguousarray(getattr(model, a)).tobytes())
+            digests.add(h.hexdigest())
+        timed = [statistics.median(t[i] for t in times[1:]) for i in (0, 1)]
+        # a model that differs between calls of one process shows as two digests joined: never "the same model"
+        result[name] = dict(first=times[0], timed=timed, calls=times[1:], digest="+".join(sorted(digests)))
     print(MARK + json.dumps(result))
 
 
@@ -185,11 +193,12 @@ def private_base():
     return base
 
 
-def run_child(script, folder, technique, scale):
+def run_child(script, folder, technique, scale, repeats):
     """One fresh process on ``folder``'s dtlab (numba's cache: dtlab's own folder for that tree)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env.update(PYTHONPATH=str(folder), AB_SPEED_TREE=str(folder))
-    proc = subprocess.run([sys.executable, str(script), "--child", technique, "--scale", scale],
+    proc = subprocess.run([sys.executable, str(script), "--child", technique, "--scale", scale,
+                           "--repeats", str(repeats)],
                           cwd=folder, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
     if proc.returncode or not lines:
@@ -206,16 +215,18 @@ def main(argv=None):
     p.add_argument("old", nargs="?", help="git revision, or WORKTREE (the working tree's dtlab/)")
     p.add_argument("new", nargs="?", help="git revision, or WORKTREE")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=1, help="timed calls per case and process (their median is the "
+                   "process's time; default 1: one call)")
     p.add_argument("--only", default=",".join(TECHNIQUES), help="comma-separated subset of " + ",".join(TECHNIQUES))
     p.add_argument("--out", type=Path)
     p.add_argument("--scale", choices=tuple(SCALES), default="default")
     p.add_argument("--child", choices=TECHNIQUES, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
-        return child(a.child, a.scale)
+        return child(a.child, a.scale, a.repeats)
     techniques = [t.strip() for t in a.only.split(",") if t.strip()]
-    if not (a.old and a.new) or set(techniques) - set(TECHNIQUES) or a.rounds < 1:
-        p.error(f"need OLD and NEW, --rounds >= 1 and --only among {', '.join(TECHNIQUES)}")
+    if not (a.old and a.new) or set(techniques) - set(TECHNIQUES) or a.rounds < 1 or a.repeats < 1:
+        p.error(f"need OLD and NEW, --rounds >= 1, --repeats >= 1 and --only among {', '.join(TECHNIQUES)}")
     base, load_before = private_base(), os.getloadavg()
     trees = {"OLD": extract(a.old, base), "NEW": extract(a.new, base)}
     source = Path(__file__).read_bytes()  # the children run this copy: an edit during the A/B changes nothing
@@ -225,7 +236,7 @@ def main(argv=None):
     for r in range(a.rounds):
         for t in techniques:
             for rev in (("OLD", "NEW") if r % 2 == 0 else ("NEW", "OLD")):
-                runs[rev, t].append(run_child(script, trees[rev][0], t, a.scale))
+                runs[rev, t].append(run_child(script, trees[rev][0], t, a.scale, a.repeats))
                 print(f"round {r + 1}/{a.rounds} {t:9} {rev} done", file=sys.stderr, flush=True)
     rows, differs = [], []
     for t in techniques:
@@ -244,7 +255,7 @@ def main(argv=None):
                 row["ratio"] = row["NEW"]["median"] / row["OLD"]["median"] if row["OLD"]["median"] else float("nan")
                 rows.append(row)
     load_after = os.getloadavg()
-    print(f"OLD: {trees['OLD'][2]}   NEW: {trees['NEW'][2]}   scale {a.scale}, {a.rounds} rounds, "
+    print(f"OLD: {trees['OLD'][2]}   NEW: {trees['NEW'][2]}   scale {a.scale}, {a.rounds} rounds x {a.repeats} calls, "
           f"{os.cpu_count()} CPUs, load {load_before[0]:.2f} -> {load_after[0]:.2f}")
     print(f"{'technique':10} {'case':29} {'phase':7} {'OLD s: median [min, max]':28} {'NEW s: median [min, max]':28} "
           f"{'NEW/OLD':>7}  same  first call s, median (max): OLD / NEW")
@@ -258,7 +269,8 @@ def main(argv=None):
         report = dict(old=dict(rev=a.old, sha=trees["OLD"][1], label=trees["OLD"][2]),
                       new=dict(rev=a.new, sha=trees["NEW"][1], label=trees["NEW"][2]),
                       date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      scale=a.scale, sizes=SCALES[a.scale], rounds=a.rounds, cpu_count=os.cpu_count(),
+                      scale=a.scale, sizes=SCALES[a.scale], rounds=a.rounds, repeats=a.repeats,
+                      cpu_count=os.cpu_count(),
                       loadavg_before=load_before, loadavg_after=load_after, python=sys.version.split()[0],
                       rows=rows, models_differ=differs)
         a.out.write_text(json.dumps(report, indent=1) + "\n")

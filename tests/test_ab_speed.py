@@ -59,7 +59,8 @@ def test_private_base_refuses_a_folder_others_may_write(tmp_path, monkeypatch):
 
 
 def test_bad_arguments_are_refused():
-    for argv in (["HEAD"], ["HEAD", "HEAD", "--only", "bogus"], ["HEAD", "HEAD", "--rounds", "0"]):
+    for argv in (["HEAD"], ["HEAD", "HEAD", "--only", "bogus"], ["HEAD", "HEAD", "--rounds", "0"],
+                 ["HEAD", "HEAD", "--repeats", "0"]):
         with pytest.raises(SystemExit) as e:
             ab.main(argv)
         assert e.value.code == 2
@@ -79,7 +80,7 @@ def test_a_differing_model_is_named_and_fails_the_run(tmp_path, monkeypatch, cap
     monkeypatch.setattr(ab, "extract", lambda rev, base: (base / rev, rev * 4, f"{rev} = {rev}"))
     calls = []
 
-    def fake_child(script, folder, technique, scale):
+    def fake_child(script, folder, technique, scale, repeats):
         calls.append(folder.name)
         same = {"first": [2.0, 0.5], "timed": [1.0 if folder.name == "a" else 0.5, 0.1], "digest": "x"}
         return {"same": same, "other": dict(same, digest=folder.name)}
