@@ -21,6 +21,15 @@ The table gives per case and phase OLD and NEW median [min, max] over the rounds
 median (max): the first process on a commit not seen before compiles every kernel it reaches (minutes on
 2 cores; the max shows it), later ones load numba's cache.  The data are made here with seeded numpy
 generators (nothing is downloaded), so both revisions see the same bytes.  Exit code 1 when any model differs.
+
+The allocator.  The children inherit the environment.  A predict of a few milliseconds right after a fit can
+take 1-2 ms more or less depending on glibc's malloc state, which the previous fit's frees set (its dynamic
+mmap threshold decides whether the predict's output and copied input come from the heap or from fresh,
+page-faulting mmaps).  Two revisions that allocate different temporaries in the fit then differ in the predict
+with the predict's code unchanged (seen: greedy ``predict_proba`` 2.0x "slower" after the greedy grower's
+rewrite, equal in a loop of predicts).  To time the code rather than the allocator's state, run the A/B with
+``MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296`` (glibc: large blocks from the heap,
+never returned) and keep the default-allocator run beside it.
 """
 
 import argparse
