@@ -109,6 +109,136 @@ def plot_comparison(rows: Sequence[dict], *, ax=None, title: str | None = None):
     return fig
 
 
+# ---------------------------------------------------------------- the lesson's figures (notebook 03)
+def plot_tiny_tron(records: Sequence[dict], grids: Sequence[dict], *, minimiser=None, max_panels: int = 6):
+    """One panel per outer TRON iteration on a 2-feature logistic problem: contour lines of f, the trust
+    region (circle), the CG iterates from w, the step (clipped at the circle or not), the Newton point.
+
+    Parameters
+    ----------
+    records : from :func:`workbench.linear.lesson.plain_tron`
+    grids : from :func:`workbench.linear.lesson.contour_grids` (one per record: its box and f on a grid)
+    minimiser : (2,) array, optional
+        Drawn as a black plus (e.g. the library's solution).
+    """
+    shown = list(records)[:max_panels]
+    cols = min(3, len(shown))
+    rows = (len(shown) + cols - 1) // cols
+    fig, axes = new_figure(rows, cols, figsize=(3.6 * cols, 3.5 * rows + 0.5), squeeze=False)
+    angle = np.linspace(0, 2 * np.pi, 200)
+    for ax, r, grid in zip(axes.ravel(), shown, grids):
+        lo, hi = grid["lower"], grid["upper"]
+        levels = np.quantile(grid["f"], np.linspace(0.01, 0.9, 10))
+        ax.contour(grid["w1"], grid["w2"], grid["f"], levels=np.unique(levels), colors="0.65", linewidths=0.7)
+        w, delta = r["w"], r["delta"]
+        ax.plot(w[0] + delta * np.cos(angle), w[1] + delta * np.sin(angle), color="tab:blue", lw=1.2,
+                label="trust region")
+        path = np.array(r["cg_path"])
+        colour = "tab:green" if r["accepted"] else "tab:red"
+        ax.plot(path[:, 0], path[:, 1], "o-", color=colour, ms=4, lw=1.4, label="CG iterates")
+        ax.plot(*path[-1], marker="*" if r["clipped"] else "s", ms=11, color=colour, ls="none",
+                label="step, clipped at the circle" if r["clipped"] else "step, inside")
+        newton = r["newton_point"]
+        ax.plot([w[0], newton[0]], [w[1], newton[1]], ls=":", color="tab:purple", lw=1)
+        ax.plot(*newton, marker="x", ms=8, color="tab:purple", ls="none", label="Newton point")
+        if minimiser is not None:
+            ax.plot(*minimiser, marker="+", ms=12, color="k", ls="none", label="minimiser")
+        ax.set_xlim(lo[0], hi[0])
+        ax.set_ylim(lo[1], hi[1])
+        ax.set_aspect("equal")
+        ax.tick_params(labelsize=7)
+        verdict = "accepted" if r["accepted"] else "REJECTED"
+        ax.set_title(f"iteration {r['iteration']}: radius {delta:.2f}, {r['hv_products']} CG step"
+                     f"{'s' if r['hv_products'] > 1 else ''}\nrho = {r['ratio']:.2f}: {verdict}, radius "
+                     f"{r['radius']} ({r['new_delta']:.2f})", fontsize=8)
+    for ax in axes.ravel()[len(shown):]:
+        ax.set_visible(False)
+    legend = {}
+    for ax in axes.ravel()[:len(shown)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    labels, handles = list(legend), list(legend.values())
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle("TRON on two features: conjugate gradient inside the trust region (green: accepted, red: "
+                 "rejected;\nrho = actual / predicted decrease of f)", fontsize=10)
+    return fig
+
+
+def plot_pcie(table: Sequence[dict], *, gb_per_s: float, copy_latency_s: float, measured: Sequence[dict] = (),
+              title: str | None = None):
+    """Bytes over PCIe per Newton iteration (left) and their time (right) against rows, by design; all
+    modelled (open markers, dashed). ``measured``: CPU seconds per iteration (filled markers), dicts with
+    ``rows``, ``ms``, ``label``.
+
+    Parameters
+    ----------
+    table : from :func:`workbench.linear.lesson.pcie_table`
+    """
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(11.5, 4.4))
+    colours = ["tab:red", "tab:orange", "tab:purple", "tab:green"]
+    designs = list(dict.fromkeys(r["design"] for r in table))
+    for design, colour in zip(designs, colours):
+        mine = [r for r in table if r["design"] == design]
+        x = [r["rows"] for r in mine]
+        ax1.loglog(x, [r["bytes"] for r in mine], ls="--", marker="o", mfc="none", color=colour,
+                   label=f"{design} (modelled)")
+        ax2.loglog(x, [r["ms"] for r in mine], ls="--", marker="o", mfc="none", color=colour,
+                   label=f"{design} (modelled)")
+    for point, marker in zip(measured, ("s", "D", "^", "v")):
+        ax2.loglog([point["rows"]], [point["ms"]], marker=marker, ms=9, color="k", ls="none",
+                   label=f"{point['label']} (measured)")
+    ax1.set(xlabel="rows", ylabel="bytes over PCIe per Newton iteration", title="bytes moved")
+    ax2.set(xlabel="rows", ylabel="milliseconds per Newton iteration",
+            title=f"PCIe time at {gb_per_s:g} GB/s + {copy_latency_s * 1e6:g} us per copy")
+    for ax in (ax1, ax2):
+        ax.grid(True, which="both", alpha=0.3)
+    ax1.legend(fontsize=7, loc="center right")
+    ax2.legend(fontsize=7, loc="lower right")
+    fig.suptitle(title or "What a GPU port of TRON moves between host and device", fontsize=10)
+    return fig
+
+
+def plot_convergence_and_threads(result: dict, *, title: str | None = None):
+    """The predict-then-run panel: objective gap and gradient norm per Newton iteration (dtlab's two solvers,
+    LIBLINEAR's log), and fit time against threads (dtlab, measured) beside single-thread LIBLINEAR.
+
+    Parameters
+    ----------
+    result : from :func:`workbench.linear.lesson.convergence_and_threads`
+    """
+    fig, (ax1, ax2, ax3) = new_figure(1, 3, figsize=(13.5, 4.0))
+    conv = result["convergence"]
+    f_star, g0 = conv["f_star"], conv["grad_norm0"]
+    styles = [dict(color="tab:blue", marker="o"), dict(color="tab:green", marker="s", ls="--")]
+    for (label, run), style in zip(conv["runs"].items(), styles):
+        it = np.arange(len(run["objective"]))
+        gap = np.maximum((np.asarray(run["objective"]) - f_star) / abs(f_star), 1e-17)
+        ax1.semilogy(it, gap, label=label, **style)
+        ax2.semilogy(it, np.asarray(run["grad_norm"]) / g0, label=label, **style)
+    peer = conv["liblinear"]
+    if peer["grad_norm"]:
+        ax2.semilogy(np.arange(1, len(peer["grad_norm"]) + 1), np.asarray(peer["grad_norm"]) / g0, ls="none",
+                     marker="x", ms=9, color="k", label=f"LIBLINEAR {peer['version'] / 100:.2f} (its log)")
+    ax1.set(xlabel="Newton iteration (accepted steps)", ylabel="(f - f*) / f*", title="objective gap")
+    ax2.set(xlabel="Newton iteration (accepted steps)", ylabel="||grad f|| / ||grad f(0)||",
+            title="gradient norm")
+    timing = result["timing"]
+    mine = sorted((r["threads"], r["seconds"] * 1e3) for r in timing if r["solver"] == "tron")
+    ax3.plot(*zip(*mine), marker="o", color="tab:blue", label="dtlab tron (measured, median)")
+    peer_ms = timing[0]["seconds"] * 1e3
+    ax3.plot([t for t, _ in mine], [peer_ms] * len(mine), marker="o", color="k", ls="-",
+             label="LIBLINEAR, 1 thread (measured)")
+    ax3.set_xticks([t for t, _ in mine])
+    ax3.set_ylim(bottom=0)
+    ax3.set(xlabel="dtlab CPU threads", ylabel="fit time (ms)", title="time against threads (-e 0.1)")
+    for ax in (ax1, ax2, ax3):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title or (f"{result['n_samples']:,} rows, {result['nnz']:,} non-zeros, noise "
+                           f"{result['noise']:g}"), fontsize=10)
+    return fig
+
+
 # ---------------------------------------------------------------- captions
 def convergence_captions(results: dict) -> dict[str, str]:
     """Captions of the convergence figures, from the ``linear_convergence`` producer's results."""
