@@ -59,17 +59,28 @@ def random_forest_of_depth(depth: int, n_trees: int, n_features: int, seed: int 
                   combine="sum")
 
 
+def random_rows(n_rows: int, n_features: int, missing: float = 0.0, seed: int = 0) -> np.ndarray:
+    """Standard normal rows, float32 (n_rows, n_features), with a share ``missing`` of the entries NaN (seeded)."""
+    if not 0.0 <= missing <= 1.0:
+        raise ValueError(f"missing must be a share in [0, 1], got {missing}")
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
+    return X
+
+
 def time_vs_depth(depths: Sequence[int] = (2, 4, 6, 8, 10, 12), n_trees: int = 20, n_rows: int = 20_000,
                   n_features: int = 28, methods: Sequence[str] = CPU_METHODS, threads: int = 1,
-                  repeats: int = 3, seed: int = 0, progress: bool = False) -> list[dict]:
-    """Nanoseconds per tree and row of each method against depth (complete random trees), on ``threads``.
+                  repeats: int = 3, seed: int = 0, progress: bool = False, missing: float = 0.0) -> list[dict]:
+    """Nanoseconds per tree and row of each method against depth (complete random trees), on ``threads``,
+    rows with a share ``missing`` of their entries NaN.
 
     Returns
     -------
     list of dict: ``depth``, ``nodes_per_tree``, ``method``, ``ns_per_tree_row``, ``seconds``, ``threads``.
     """
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    X = random_rows(n_rows, n_features, missing, seed)
     rows = []
     with numba_threads(threads):
         for depth in _progress(depths, progress, "depths"):
@@ -86,12 +97,19 @@ def time_vs_depth(depths: Sequence[int] = (2, 4, 6, 8, 10, 12), n_trees: int = 2
 
 def throughput_vs_threads(depth: int = 8, n_trees: int = 50, n_rows: int = 100_000, n_features: int = 28,
                           methods: Sequence[str] = CPU_METHODS, repeats: int = 3, seed: int = 0,
-                          progress: bool = False) -> list[dict]:
-    """Tree-rows per second of each method with 1 .. all numba threads."""
+                          progress: bool = False, missing: float = 0.0, max_threads: int | None = None) -> list[dict]:
+    """Tree-rows per second of each method with 1 .. ``max_threads`` (default: all) numba threads, rows with a
+    share ``missing`` of their entries NaN.
+
+    Returns
+    -------
+    list of dict: ``threads``, ``method``, ``depth``, ``tree_rows_per_second``.
+    """
     forest = random_forest_of_depth(depth, n_trees, n_features, seed)
-    X = forest.prepare(np.random.default_rng(seed).normal(size=(n_rows, n_features)).astype(np.float32))
+    X = forest.prepare(random_rows(n_rows, n_features, missing, seed))
+    most = machine_threads() if max_threads is None else max(1, min(int(max_threads), machine_threads()))
     rows = []
-    for threads in _progress(range(1, machine_threads() + 1), progress, "threads"):
+    for threads in _progress(range(1, most + 1), progress, "threads"):
         with numba_threads(threads):
             times = paired_times([lambda m=m: forest.raw_sum(X, m) for m in methods], repeats=repeats)
         for m, t in zip(methods, times):
@@ -168,6 +186,11 @@ def run_cases(cases: dict, size: dict, *, repeats: int = 5, seed: int = 0, laten
 
 
 # ------------------------------------------------------------------ producers
+#: The static throughput-against-threads figure (``inference_threads``): its forest and its rows by scale.
+THREAD_FOREST = {"depth": 8, "n_trees": 50}
+THREAD_ROWS = {"small": 100_000, "paper": 1_000_000}
+
+
 @register_figure("inference_patent", technique="inference", captions=figure_captions,
                  description="JP5863426B2 Fig. 1 stepped: per-level OR table and final AND for 16 leaves")
 def _patent_figure(ctx: RunContext) -> dict:
@@ -186,7 +209,8 @@ def _shapes_figure(ctx: RunContext) -> dict:
 
     load_before = load_average()
     depth_rows = time_vs_depth(n_rows=ctx.pick(20_000, 200_000), seed=ctx.seed)
-    thread_rows = throughput_vs_threads(n_rows=ctx.pick(100_000, 1_000_000), seed=ctx.seed)
+    thread_rows = throughput_vs_threads(**THREAD_FOREST, n_rows=ctx.pick(THREAD_ROWS["small"], THREAD_ROWS["paper"]),
+                                        seed=ctx.seed)
     phase_rows = decision_vs_combining(seed=ctx.seed)
     ctx.savefig(plot_time_vs_depth(depth_rows), "inference_time_vs_depth")
     ctx.savefig(plot_threads(thread_rows), "inference_threads")

@@ -13,17 +13,16 @@ METHOD_STYLE = {"traversal": dict(color="tab:blue", marker="o"), "bitmask": dict
                 "quickscorer": dict(color="tab:green", marker="^")}
 
 
-def plot_patent_table(tables: dict, step: int | None = None):
-    """The identifiers of the patent's example, one row per selection, per-level OR and the final AND.
-
-    ``step`` (0 .. n_levels) shows the levels up to ``step`` (None: all and the AND) -- the widget's stepping.
-    """
+def _patent_rows(tables: dict, step: int | None, names: dict | None = None) -> tuple[list, list, list]:
+    """The rows of :func:`plot_patent_table` up to ``step``: identifiers, labels and kinds (0 a selection or
+    base, 1 a level's OR, 2 the AND)."""
     levels = tables["levels"] if step is None else tables["levels"][:step]
+    names = names or {}
     rows, labels, kinds = [], [], []
     for lv, table in enumerate(levels):
         for node, ident in table["selected"]:
             rows.append(ident)
-            labels.append(f"level {lv}: node {node} selects")
+            labels.append(f"level {lv}: node {names.get(node, node)} selects")
             kinds.append(0)
         if table["base"].replace("0", "").strip():
             rows.append(table["base"])
@@ -36,15 +35,32 @@ def plot_patent_table(tables: dict, step: int | None = None):
         rows.append(tables["and"])
         labels.append(f"AND of the levels -> class {tables['class']}")
         kinds.append(2)
+    return rows, labels, kinds
+
+
+def plot_patent_table(tables: dict, step: int | None = None, ax: Any = None, names: dict | None = None):
+    """The identifiers of the patent's example, one row per selection, per-level OR and the final AND.
+
+    ``step`` (0 .. n_levels) shows the levels up to ``step`` (None: all and the AND) -- the widget's stepping.
+    ``ax``: draw into these axes (default: a new figure), keeping the height of the full table, so that a step
+    adds rows without stretching them; ``names``: {node: name} for the labels (default: the node numbers).
+    Returns the figure.
+    """
+    rows, labels, kinds = _patent_rows(tables, step, names)
     n = tables["n_leaves"]
-    fig, ax = new_figure(figsize=(9, 0.32 * max(len(rows), 4) + 1.2))
+    if ax is None:
+        fig, ax = new_figure(figsize=(9, 0.32 * max(len(rows), 4) + 1.2))
+    else:
+        fig = ax.figure
     if not rows:
-        ax.text(0.5, 0.5, "no level evaluated yet: move the slider", ha="center", va="center")
+        ax.text(0.5, 0.5, "no level evaluated yet: choose a level", ha="center", va="center")
         ax.set_axis_off()
         return fig
+    full = len(_patent_rows(tables, None)[0])
     bits = np.array([[c == "1" for c in r.replace(" ", "")] for r in rows], float)
     shade = np.where(bits > 0, 1.0, 0.0) * (1 + np.array(kinds)[:, None])
     ax.imshow(shade, cmap="Blues", vmin=0, vmax=3.5, aspect="auto")
+    ax.set_ylim(max(full, len(rows)) - 0.5, -0.5)  # rows of one height at every step
     for i, r in enumerate(rows):
         for j, c in enumerate(r.replace(" ", "")):
             ax.text(j, i, c, ha="center", va="center", fontsize=8, weight="bold" if kinds[i] else "normal")
@@ -52,6 +68,105 @@ def plot_patent_table(tables: dict, step: int | None = None):
     ax.set_xticks(range(n), [str(n - 1 - k) for k in range(n)], fontsize=7)
     ax.set_xlabel("leaf (class); leftmost leaf first, as the patent prints identifiers")
     ax.set_title("JP5863426B2 Fig. 1: OR within each level, AND across levels")
+    return fig
+
+
+def plot_patent_tree(picture: dict, step: int, ax: Any = None):
+    """The Fig. 1 tree (:func:`workbench.inference.lesson.patent_picture`) after the levels ``0 .. step-1``:
+    every decision node of those levels with its selected child (thick blue: all of them decide, in parallel),
+    the walk's path among them (orange: the 4 a traversal makes, one after another), and the leaves whose bit
+    survives the AND of those levels' ORs (blue squares; the others grey).  Returns the figure."""
+    if ax is None:
+        fig, ax = new_figure(figsize=(9, 3.4))
+    else:
+        fig = ax.figure
+    place = {n["node"]: (n["x"], -n["level"]) for n in picture["nodes"]}
+    level_of = {n["node"]: n["level"] for n in picture["nodes"]}
+    on_path = set(zip(picture["path"], picture["path"][1:]))
+    for node, pair in picture["children"].items():
+        for child in pair:
+            (x0, y0), (x1, y1) = place[node], place[child]
+            chosen = level_of[node] < step and picture["selected"][node] == child
+            ax.plot([x0, x1], [y0, y1], color="tab:orange" if chosen and (node, child) in on_path else
+                    ("tab:blue" if chosen else "0.8"), lw=3 if chosen else 1, zorder=1)
+    alive = set(picture["candidates"][min(step, len(picture["candidates"]) - 1)])
+    inner = [n for n in picture["nodes"] if not n["leaf"]]
+    leaves = [n for n in picture["nodes"] if n["leaf"]]
+    ax.scatter([n["x"] for n in inner], [-n["level"] for n in inner], s=110, facecolor="white",
+               edgecolor="0.3", zorder=2)
+    ax.scatter([n["x"] for n in leaves], [-n["level"] for n in leaves], s=110, marker="s", zorder=2,
+               color=["tab:blue" if k in alive else "0.85" for k in range(len(leaves))])
+    for n in picture["nodes"]:
+        ax.text(n["x"], -n["level"] + 0.2, str(n["numeral"]), ha="center", va="bottom", fontsize=6)
+        if n["leaf"]:
+            ax.text(n["x"], -n["level"] - 0.22, f"c{n['class']}", ha="center", va="top", fontsize=7)
+    words = "before any level" if step == 0 else f"after the AND of levels 0..{min(step, 4) - 1}"
+    ax.set_title(f"Fig. 1, {words}: {len(alive)} of {len(leaves)} leaves still possible\n"
+                 "thick: each decision node's selection, orange: the walk's path", fontsize=9)
+    ax.set_yticks([-lv for lv in range(5)], [f"level {lv}" if lv < 4 else "leaves" for lv in range(5)],
+                  fontsize=8)
+    ax.set_xticks([])
+    ax.set_ylim(-4.7, 0.6)
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def plot_patent_step(tables: dict, picture: dict, step: int):
+    """The stepping panel's figure: :func:`plot_patent_tree` above :func:`plot_patent_table` at ``step``."""
+    fig, (top, bottom) = new_figure(2, 1, figsize=(9, 10.4), gridspec_kw={"height_ratios": [3.4, 7.0]})
+    plot_patent_tree(picture, step, ax=top)
+    plot_patent_table(tables, step, ax=bottom, names={n["node"]: n["numeral"] for n in picture["nodes"]})
+    return fig
+
+
+def plot_depth_and_threads(result: dict, recorded: dict | None = None):
+    """The predict-then-run panel (:func:`workbench.inference.lesson.depth_and_threads`): left, ns per tree
+    and row against depth, one line per method (measured, filled); right, the speedup against threads on the
+    deepest forest, measured (filled, solid) and modelled beyond the cores (open, dashed, "modelled"), and the
+    static figure's speedups (:func:`workbench.inference.lesson.recorded_speedups`: grey diamonds), if given."""
+    fig, (left, right) = new_figure(1, 2, figsize=(11, 4.3))
+    for m in dict.fromkeys(r["method"] for r in result["depth_points"]):
+        mine = [r for r in result["depth_points"] if r["method"] == m]
+        left.semilogy([r["depth"] for r in mine], [r["ns_per_tree_row"] for r in mine], label=f"{m} (measured)",
+                      **METHOD_STYLE.get(m, {}))
+    if result.get("bitmask_behind_from") is not None:
+        left.axvline(result["bitmask_behind_from"] - 0.5, color="0.5", ls=":", lw=1,
+                     label=f"bitmask slower from depth {result['bitmask_behind_from']}")
+    left.set(xlabel="tree depth D (complete random trees)", ylabel="ns per tree and row",
+             title=f"{result['rows']:,} rows, {result['missing']:.0%} missing, {result['n_trees']} trees, "
+                   f"{result['depth_threads']} thread")
+    left.set_xticks(sorted({r["depth"] for r in result["depth_points"]}))
+    most = max(r["threads"] for r in result["thread_points"])
+    right.plot([1, most], [1, most], color="0.6", ls=":", lw=1, label="ideal (speedup = threads)")
+    for m in dict.fromkeys(r["method"] for r in result["thread_points"]):
+        style = METHOD_STYLE.get(m, {})
+        measured = [r for r in result["thread_points"] if r["method"] == m and r["source"] == "measured"]
+        right.plot([r["threads"] for r in measured], [r["speedup"] for r in measured], label=f"{m} (measured)",
+                   **style)
+        modelled = [r for r in result["thread_points"] if r["method"] == m and r["source"] == "modelled"]
+        if modelled:  # joined to the last measured point, dashed, open markers
+            tail = measured[-1:] + modelled
+            right.plot([r["threads"] for r in tail], [r["speedup"] for r in tail], ls="--", mfc="white",
+                       label=f"{m} modelled (Amdahl fit)", **style)
+    if recorded:
+        for k, (m, per) in enumerate(recorded["speedups"].items()):
+            right.scatter(list(per), list(per.values()), marker="D", s=36, color="0.55", zorder=3,
+                          edgecolor=METHOD_STYLE.get(m, {}).get("color", "k"),
+                          label=(f"recorded: static figure, depth {recorded['depth']}, {recorded['n_trees']} trees"
+                                 + (f", {recorded['rows']:,} rows" if recorded.get("rows") else "")) if k == 0
+                          else None)
+    if result.get("serial_kernel"):
+        right.text(0.97, 0.3, f"rows x trees = {result['rows'] * result['n_trees']:,} < "
+                   f"{result['parallel_min_tree_rows']:,}:\n"
+                   "the library runs the serial kernel", transform=right.transAxes, ha="right", va="center",
+                   fontsize=8, bbox={"facecolor": "white", "edgecolor": "0.7"})
+    right.set(xlabel="threads", ylabel="speedup over 1 thread",
+              title=f"depth {result['max_depth']}: measured on 1-{result['cores']} core(s), beyond modelled")
+    right.set_xticks(range(1, most + 1))
+    for ax in (left, right):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
     return fig
 
 
