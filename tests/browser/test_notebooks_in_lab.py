@@ -48,12 +48,8 @@ VIEWPORT = {"width": 1280, "height": 1300}
 #: Notebooks whose first slider panel may show no curves (no ``.dtlab-curves`` with curves > 0), with the reason.
 #: Every slider panel should draw curves, so that the check can tell that a step changed the data plotted.
 CURVE_EXEMPTIONS: dict[str, str] = {
-    # not yet rewritten as lessons (issue 34 is open for them): their first slider panels draw a bar chart
-    # (03: time split of an iteration) and the patent's bitmask table (06); 02 and 07 draw curves already
-    "03_linear_tron.ipynb": "first slider panel is a bar chart of an iteration's time split; its lesson rewrite "
-                            "(curves of the objective against iterations) is pending",
-    "06_inference_bitmasks.ipynb": "first slider panel steps the patent's bitmask table; its lesson rewrite is "
-                                   "pending",
+    # notebook name -> why its first slider panel draws no curves (none now: every notebook's first slider drives
+    # curves; a stepped table or bar chart uses buttons, or comes after the first curve panel)
 }
 
 STATE_JS = """() => {
