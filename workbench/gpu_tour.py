@@ -5,7 +5,12 @@ its sm_90 resources, and its modelled H200 time beside the CPU's measured time f
   simulator without a GPU), checks it against the CPU and keeps the recorded
   launch of its kernel; :func:`mapping` reads from that launch which data each
   block and thread takes and where the block combines;
-* :func:`resources` is the compile check's row (``figures/gpu/kernels.json``);
+* :func:`tiny_traces` does the same under numba's simulator with every element access traced
+  (:func:`workbench.gpu_primer.traced_accesses`): which block and thread read each element of one argument,
+  at which step of its loop, drawn by :func:`plot_access_maps`;
+* :func:`resources` is the compile check's row (``figures/gpu/kernels.json``); :func:`occupancy_curve` and
+  :func:`plot_occupancy` recompute a kernel's occupancy at every block size (:mod:`dtlab.gpu.occupancy`),
+  :func:`ridge_points` gives the H200 model's ridge points;
 * :func:`modelled_vs_cpu` times the CPU on ``n_rows`` and records the GPU
   path's launches for the same work without running them (a launch plan), then
   prices them with the H200 model (:mod:`dtlab.gpu.model`) -- modelled, never
@@ -103,9 +108,26 @@ def _same(a, b) -> bool:
     return bool(np.array_equal(a, b))
 
 
+#: Per technique, the argument of its kernel whose elements :func:`tiny_traces` maps, and its axes' names.
+WATCH = {"inference": (0, "Xt[feature, row]"), "boosting": (2, "bins[row, feature], drawn transposed"),
+         "evolution": (1, "y[row]"), "greedy": (2, "ylist[feature, position]")}
+
+#: The axis of the :data:`WATCH` argument along which a thread's loop steps (rows; the greedy scan's positions).
+ROW_AXIS = {"inference": 1, "boosting": 0, "evolution": 0, "greedy": 1}
+
+
 def tiny_launches(seed: int = 0) -> dict:
     """Each technique's CUDA path on a tiny input, recorded: ``{slug: (launch of its kernel, equal to the CPU)}``."""
+    return {slug: (t["launch"], t["equal"]) for slug, t in tiny_traces(seed, traced=False).items()}
+
+
+def tiny_traces(seed: int = 0, traced: bool = True) -> dict:
+    """Each technique's CUDA path on 12 rows, checked against the CPU and recorded: ``{slug: {"launch",
+    "equal", "map"}}``; ``map`` (with ``traced``, under numba's simulator) is
+    :func:`workbench.gpu_primer.access_map` of the :data:`WATCH` argument: which block and thread touched
+    each of its elements, at which step of its loop."""
     from dtlab.gpu.launch import recording
+    from workbench.gpu_primer import access_map, traced_accesses
 
     out = {}
     for slug, make in WORK.items():
@@ -116,11 +138,35 @@ def tiny_launches(seed: int = 0) -> dict:
             warnings.filterwarnings("ignore", "overflow encountered in scalar multiply", RuntimeWarning)
             cpu = make(12, np.random.default_rng(seed), "cpu")()
             run = make(12, np.random.default_rng(seed), "cuda")
-            with recording(keep_args=True) as log:
+            with recording(keep_args=True) as log, (traced_accesses() if traced else _nothing()) as accesses:
                 got = run()
-        launch = next(item for item in log if item.name == KERNELS[slug])
-        out[slug] = (launch, _same(got, cpu))
+        j = next(i for i, item in enumerate(log) if item.name == KERNELS[slug])
+        out[slug] = {"launch": log[j], "equal": _same(got, cpu), "map": None}
+        if traced:
+            launched = 1 + max((a[0] for a in accesses), default=-1)
+            if launched > len(log):
+                raise RuntimeError(f"{slug}: {launched} simulated launches, {len(log)} recorded")
+            arg, _ = WATCH[slug]
+            dtype = log[j].types[arg].split("(")[1].split(",")[0]
+            out[slug]["map"] = access_map(accesses, j, log[j].shapes[arg], dtype, axis=ROW_AXIS[slug])
     return out
+
+
+class _nothing:
+    def __enter__(self):
+        return []
+
+    def __exit__(self, *exc):
+        return False
+
+
+def traced_rows(amap: dict, axis: int) -> dict[tuple, list[int]]:
+    """``{(block, thread): sorted indices along ``axis``}`` of the elements a thread touched first."""
+    out: dict[tuple, set] = {}
+    for cell in np.flatnonzero(amap["thread"] >= 0):
+        idx = np.unravel_index(int(cell), amap["shape"])
+        out.setdefault((amap["block"][cell], int(amap["thread"][cell])), set()).add(int(idx[axis]))
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def _to_host(a):
@@ -313,3 +359,164 @@ def figure_gpu_model(ctx: RunContext) -> dict:
     rows = _modelled_in_simulator(sizes)
     ctx.savefig(plot_model(rows), "tour_gpu_model")
     return {"rows": rows, "model": "dtlab.gpu.model.H200 (modelled, not measured)"}
+
+
+def _cell_colour(block_rank: int, thread: int, threads: int):
+    """A block's hue, lighter for higher threads of the block (RGB)."""
+    from matplotlib import colormaps
+
+    base = np.array(colormaps["tab10"](block_rank % 10)[:3])
+    return base + (1 - base) * 0.55 * thread / max(threads - 1, 1)
+
+
+def _display(amap: dict, transpose: bool):
+    """The map's arrays shaped for drawing: 2-D, 1-D arrays cut into rows of at most 16 cells."""
+    shape = amap["shape"]
+    size = int(np.prod(shape))
+    if len(shape) == 1:
+        cols = min(size, 16)
+        shape = (-(-size // cols), cols)
+    cells = np.full(shape[0] * shape[1], -1)
+    cells[:size] = np.arange(size)
+    grid = cells.reshape(shape)
+    return grid.T if transpose else grid
+
+
+def plot_access_maps(maps: dict[str, dict], step: int | str = "all", labels: dict | None = None,
+                     transpose: tuple = ()):
+    """Each traced array as a grid of cells (one per element), coloured by the block (hue) and thread (shade)
+    that touched it; with ``step = k`` the cells of loop step ``k`` are solid and outlined, those of earlier
+    steps faded, later ones empty.  Each title says which threads read at that step and how far apart."""
+    from matplotlib.patches import Patch
+
+    from dtlab.plotting.axes import new_figure
+
+    labels = labels or {}
+    heights = [_display(m, name in transpose).shape[0] for name, m in maps.items()]
+    fig, axes = new_figure(len(maps), 1, figsize=(9, 0.9 + 0.55 * sum(heights) + 0.55 * len(maps)),
+                           gridspec_kw={"height_ratios": [h + 1.2 for h in heights]})
+    axes = np.atleast_1d(axes)
+    for ax, (name, m) in zip(axes, maps.items()):
+        grid = _display(m, name in transpose)
+        blocks = sorted({b for b in m["block"] if b is not None})
+        threads = int(m["thread"].max()) + 1
+        last = int(m["step"].max())
+        k = last if step == "all" else int(step)
+        active = []
+        for (r, c), cell in np.ndenumerate(grid):
+            if cell < 0 or m["thread"][cell] < 0:
+                ax.add_patch(_rect(c, r, "white", "#ccc", 0.5))
+                continue
+            s, b, t = int(m["step"][cell]), m["block"][cell], int(m["thread"][cell])
+            colour = _cell_colour(blocks.index(b), t, threads)
+            if s == k or step == "all":
+                active.append((cell, b, t))
+            if step == "all":
+                ax.add_patch(_rect(c, r, colour, "#888", 0.5))
+                ax.text(c + 0.5, r + 0.5, f"t{t}\nk{s}", ha="center", va="center", fontsize=6.5)
+            elif s <= k:
+                ax.add_patch(_rect(c, r, colour, "black" if s == k else "#888", 2.0 if s == k else 0.5,
+                                   1.0 if s == k else 0.35))
+                ax.text(c + 0.5, r + 0.5, f"t{t}\nk{s}", ha="center", va="center", fontsize=6.5)
+            else:
+                ax.add_patch(_rect(c, r, "white", "#bbb", 0.5))
+        ax.set(xlim=(0, grid.shape[1]), ylim=(grid.shape[0], 0), aspect="equal")
+        ax.set_xticks(np.arange(grid.shape[1]) + 0.5, [str(i) for i in range(grid.shape[1])], fontsize=6)
+        ax.set_yticks(np.arange(grid.shape[0]) + 0.5, [str(i) for i in range(grid.shape[0])], fontsize=6)
+        names = labels.get(name)
+        if names:
+            ax.set(xlabel=names[-1], ylabel=names[0] if len(names) > 1 else "")
+        if step == "all":
+            what = (f"{len(active)} cells read by {len({(b, t) for _, b, t in active})} threads in "
+                    f"{last + 1} step{'s' * (last > 0)}")
+        elif k <= last:
+            what = f"step {k} of {last + 1}: {_spacing(active)}"
+        else:
+            what = f"step {k}: done after {last + 1} step{'s' * (last > 0)}"
+        ax.set_title(f"{name} -- {what}", fontsize=9, loc="left")
+        ax.legend(handles=[Patch(color=_cell_colour(i, 0, threads), label=f"block {_block_name(b)}")
+                           for i, b in enumerate(blocks)], fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def _block_name(b: tuple) -> str:
+    return str(b[0]) if tuple(b[1:]) == (0, 0) else str(tuple(b[:2]))
+
+
+def _rect(x, y, face, edge, width, alpha=1.0):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), 1, 1, facecolor=face, edgecolor=edge, linewidth=width, alpha=alpha)
+
+
+def _spacing(active: list) -> str:
+    """What the threads of each block touch at one step: how many and how far apart (in elements)."""
+    if not active:
+        return "no thread touches an element"
+    parts = []
+    for b in sorted({b for _, b, _ in active}):
+        cells = sorted(c for c, bb, _ in active if bb == b)
+        gaps = sorted(set(np.diff(cells).tolist())) if len(cells) > 1 else []
+        gap = "" if not gaps else (" adjacent" if gaps == [1] else f" {', '.join(map(str, gaps[:3]))} apart")
+        parts.append(f"block {_block_name(b)}: {len(cells)} cells{gap}")
+    return "; ".join(parts[:3]) + ("; ..." if len(parts) > 3 else "")
+
+
+def kernel_record(name: str, arch: str = "sm_90") -> dict:
+    """The compile check's record of kernel ``name`` (its first signature) from ``figures/gpu/kernels.json``."""
+    from dtlab.gpu.model import load_table
+
+    return next(r for r in load_table()["kernels"] if r["name"] == name and r["arch"] == arch and "registers" in r)
+
+
+def allocated_registers(name: str) -> int:
+    """Kernel ``name``'s registers per thread rounded up to the allocation unit (256 per warp: 8 per thread)."""
+    return -(-kernel_record(name)["registers"] // 8) * 8
+
+
+def occupancy_curve(registers: int, shared_bytes: int, blocks=range(32, 1025, 32), arch: str = "sm_90") -> list[dict]:
+    """Occupancy and its limiting factor (:func:`dtlab.gpu.occupancy.occupancy`) at each block size."""
+    from dtlab.gpu.occupancy import ARCHS, occupancy
+
+    return [{"block": b, **occupancy(registers, shared_bytes, b, ARCHS[arch])} for b in blocks]
+
+
+LIMIT_COLOURS = {"registers": "C3", "shared memory": "C2", "warps": "C0", "blocks": "C1"}
+
+
+def plot_occupancy(name: str, registers: int):
+    """Occupancy against block size for ``registers`` per thread (the kernel's shared memory), points coloured
+    by what limits them; the kernel's own registers dotted; its launch block size from kernels.json starred."""
+    from dtlab.plotting.axes import new_figure
+
+    rec = kernel_record(name)
+    fig, ax = new_figure(figsize=(8, 4.2))
+    own = occupancy_curve(rec["registers"], rec["shared_static"])
+    if registers != rec["registers"]:
+        ax.plot([r["block"] for r in own], [r["occupancy"] for r in own], ":", color="grey",
+                label=f"its own {rec['registers']} registers")
+    curve = occupancy_curve(registers, rec["shared_static"])
+    ax.plot([r["block"] for r in curve], [r["occupancy"] for r in curve], "-", color="black", lw=1,
+            label=f"{registers} registers per thread")
+    for factor, colour in LIMIT_COLOURS.items():
+        pts = [r for r in curve if r["limited_by"] == factor and r["launchable"]]
+        if pts:
+            ax.scatter([r["block"] for r in pts], [r["occupancy"] for r in pts], color=colour, s=22, zorder=3,
+                       label=f"limited by {factor}")
+    for block, occ in rec["blocks"].items():
+        ax.scatter([int(block)], [occ["occupancy"]], marker="*", s=220, facecolor="none", edgecolor="black",
+                   zorder=4, label=f"kernels.json: block {block}, {occ['occupancy']:.0%}")
+    ax.set(xlabel="threads per block", ylabel="occupancy (resident warps / 64)", ylim=(0, 1.05),
+           title=f"{name}: {rec['shared_static']:,} B static shared memory, sm_90")
+    ax.legend(fontsize=7, loc="upper right")
+    return fig
+
+
+def ridge_points() -> list[dict]:
+    """The H200 roofs of :mod:`dtlab.gpu.model` and their ridge points (operations per DRAM byte)."""
+    from dtlab.gpu.model import H200
+
+    ints = H200["sms"] * H200["int_lanes_per_sm"] * H200["clock"]
+    return [{"roof": what, "peak per second": peak, "ridge point (per byte)": peak / H200["bandwidth"]}
+            for what, peak in (("float64 flops", H200["fp64"]), ("float32 flops", H200["fp32"]),
+                               ("integer instructions", ints))]
