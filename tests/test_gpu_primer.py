@@ -41,6 +41,13 @@ def test_check_tiny_reports_every_kernel_equal():
     assert all(r["equal to numpy"] for r in rows)
 
 
+def test_in_simulator_runs_here_or_in_a_child_process():
+    here = G.in_simulator("workbench.gpu_primer", "tiny_inputs", 3)
+    child = G.in_simulator("workbench.gpu_primer", "check_tiny", 0, child=True)
+    assert all(np.array_equal(a, b) for a, b in zip(here, G.tiny_inputs(3)))
+    assert child == G.check_tiny(0)
+
+
 def test_hillis_steele_steps():
     values = np.arange(1, 9)
     steps = G.hillis_steele_steps(values)
@@ -85,6 +92,9 @@ def test_tiny_traces_agree_with_the_written_mapping():
     assert T.traced_rows(traces["inference"]["map"], axis=1) == written
     assert (traces["evolution"]["map"]["readers"] == traces["evolution"]["launch"].grid[1]).all()  # once per tree
     assert {k: v[1] for k, v in T.tiny_launches(0).items()} == {k: True for k in T.KERNELS}
+    child = G.in_simulator("workbench.gpu_tour", "tiny_traces", 0, child=True)  # as on a GPU machine: pickled back
+    assert T.traced_rows(child["inference"]["map"], axis=1) == written
+    assert len(T.mapping(child["greedy"]["launch"])) == len(T.mapping(traces["greedy"]["launch"]))
 
 
 def test_plot_access_maps_marks_the_step():

@@ -316,6 +316,36 @@ def primer_maps(seed: int = 0) -> dict[str, dict]:
     return out
 
 
+def in_simulator(module: str, function: str, *args, child: bool = False):
+    """``module.function(*args)`` under numba's simulator: here when it is on, else (a GPU machine: the
+    notebook's process runs the real device) in a child process with ``NUMBA_ENABLE_CUDASIM=1``, the result
+    pickled back.  The traces need the simulator's threads; ``child`` forces the child process (tests)."""
+    import importlib
+
+    from dtlab.backend import cuda_simulator_enabled
+
+    if cuda_simulator_enabled() and not child:
+        return getattr(importlib.import_module(module), function)(*args)
+    import base64
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    code = ("import base64, pickle, sys, importlib; from dtlab.backend import enable_cuda_simulator; "
+            "enable_cuda_simulator(); args = pickle.loads(base64.b64decode(sys.argv[1])); "
+            f"r = getattr(importlib.import_module({module!r}), {function!r})(*args); "
+            "sys.stdout.write('RESULT' + base64.b64encode(pickle.dumps(r)).decode())")
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    run = subprocess.run([sys.executable, "-c", code, base64.b64encode(pickle.dumps(args)).decode()],
+                         capture_output=True, text=True, env=env, cwd=root)
+    if run.returncode or "RESULT" not in run.stdout:
+        raise RuntimeError(f"{module}.{function} under the simulator failed:\n{run.stderr[-3000:]}")
+    return pickle.loads(base64.b64decode(run.stdout.split("RESULT", 1)[1]))
+
+
 def compile_resources(arch: str = "sm_90") -> list[dict]:
     """Each primer kernel compiled for ``arch`` as ``make gpu-compile`` does (numba-cuda's PTX, ``ptxas -v
     -O3``): registers, spills, stack and static shared memory.  Needs ``NUMBA_ENABLE_CUDASIM=0`` and the

@@ -27,6 +27,7 @@ import json
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -141,7 +142,8 @@ def tiny_traces(seed: int = 0, traced: bool = True) -> dict:
             with recording(keep_args=True) as log, (traced_accesses() if traced else _nothing()) as accesses:
                 got = run()
         j = next(i for i, item in enumerate(log) if item.name == KERNELS[slug])
-        out[slug] = {"launch": log[j], "equal": _same(got, cpu), "map": None}
+        host = tuple(_to_host(a) if hasattr(a, "copy_to_host") else a for a in log[j].args)
+        out[slug] = {"launch": replace(log[j], args=host), "equal": _same(got, cpu), "map": None}  # picklable
         if traced:
             launched = 1 + max((a[0] for a in accesses), default=-1)
             if launched > len(log):
