@@ -167,6 +167,23 @@ def test_plot_modelled_draws_open_dashed_modelled_curves():
     assert curve_digest(fig)[0] != curve_digest(G.plot_modelled(G.modelled([10**4, 10**6], bins=512), 512, 4096))[0]
 
 
+def test_measured_points_are_filled_and_the_recorded_facts_hold():
+    doc = G.load_measured()
+    rows = doc["rows"]
+    assert "H200" in doc["device"] and all(r["correct"] for r in rows)
+    fig = G.plot_modelled(G.modelled([10**4, 10**8]), 256, 4096, rows)
+    solid = [line for ax in fig.axes for line in ax.lines if line.get_linestyle() == "-"]
+    assert len(solid) == 6 and all("measured" in line.get_label() and line.get_markerfacecolor() != "none"
+                                   for line in solid)
+    assert len(G.plot_modelled(G.modelled([10**4]), 512, 4096, rows).axes[0].lines) == 3  # no measurement at 512
+    t = {(r["problem"], r["variant"], r["n"], r.get("bins")): r["seconds"] for r in rows}
+    for n in (10**6, 10**7, 10**8):
+        for bins in (16, 256, 8192):
+            assert t["histogram", "shared", n, bins] < t["histogram", "coalesced", n, bins]
+    scans = {(v, n): s for (p, v, n, _), s in t.items() if p == "scan"}
+    assert all(scans["shared", n] < scans["coalesced", n] for v, n in scans)
+
+
 def test_glossary_names_the_terms():
     terms = {t for t, _, _ in G.GLOSSARY}
     assert {"warp", "coalescing", "shared memory", "bank conflict", "occupancy", "registers and spills", "roofline",

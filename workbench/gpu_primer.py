@@ -450,21 +450,80 @@ def modelled(sizes, bins: int = 256, segment: int = 4096) -> list[dict]:
     return out
 
 
-def plot_modelled(rows: list[dict], bins: int, segment: int):
-    """Modelled seconds against n: the histogram (left) and the scan (right), open markers, dashed lines."""
+def plot_modelled(rows: list[dict], bins: int, segment: int, measured: list[dict] | None = None):
+    """Seconds against n: the histogram (left) and the scan (right); modelled open markers and dashed lines,
+    and where ``measured`` (:func:`load_measured`'s rows) has this bin count or segment, the H200's measured
+    seconds as filled markers and solid lines."""
     from dtlab.plotting.axes import new_figure
 
-    fig, axes = new_figure(ncols=2, figsize=(11, 4.2))
+    fig, axes = new_figure(ncols=2, figsize=(11, 4.4))
     marks = {"naive": "s", "coalesced": "o", "shared": "^"}
-    for ax, problem, what in ((axes[0], "histogram", f"{bins:,} bins"), (axes[1], "scan", f"segments of {segment:,}")):
+    for ax, problem, key, value in ((axes[0], "histogram", "bins", bins), (axes[1], "scan", "segment", segment)):
         for i, v in enumerate(VARIANTS):
             mine = [r for r in rows if r["problem"] == problem and r["variant"] == v]
             ax.plot([r["n"] for r in mine], [r["seconds"] for r in mine], marks[v] + "--", color=f"C{i}",
                     markerfacecolor="none", label=f"{v} (modelled)")
-        ax.set(xscale="log", yscale="log", xlabel="elements n", ylabel="seconds on an H200 (modelled)",
-               title=f"{problem}, {what}")
-        ax.legend(fontsize=8)
+            seen = [r for r in measured or () if r["problem"] == problem and r["variant"] == v and r[key] == value]
+            if seen:
+                ax.plot([r["n"] for r in seen], [r["seconds"] for r in seen], marks[v] + "-", color=f"C{i}",
+                        label=f"{v} (measured, H200)")
+        ax.set(xscale="log", yscale="log", xlabel="elements n", ylabel="seconds on an H200",
+               title=f"{problem}, {value:,} {'bins' if key == 'bins' else 'per segment'}")
+        ax.legend(fontsize=6.5, ncol=2, loc="best", framealpha=0.6)
     return fig
+
+
+MEASURED_JSON = Path(__file__).with_name("gpu_primer_measured.json")
+
+
+def measure(sizes, bins_list=(16, 256, 8192), segment: int = 4096, repeats: int = 5, seed: int = 0) -> list[dict]:
+    """On a real GPU: each variant's kernel seconds (median of ``repeats`` after a warm-up, CUDA events) for the
+    launches :func:`launch_shape` models, each result checked against NumPy.  Rows as :func:`modelled`'s."""
+    from numba import cuda
+
+    def timed(kernel, grid, args, reset=None):
+        kernel[grid, TPB](*args)  # the warm-up compiles the kernel
+        start, stop, seconds = cuda.event(), cuda.event(), []
+        for _ in range(repeats):
+            if reset is not None:
+                reset.copy_to_device(np.zeros(reset.shape, reset.dtype))
+            start.record()
+            kernel[grid, TPB](*args)
+            stop.record()
+            stop.synchronize()
+            seconds.append(start.elapsed_time(stop) / 1e3)
+        if reset is not None:  # the result of one launch, for the check
+            reset.copy_to_device(np.zeros(reset.shape, reset.dtype))
+            kernel[grid, TPB](*args)
+        return float(np.median(seconds))
+
+    rng, rows = np.random.default_rng(seed), []
+    for n in sizes:
+        for bins in bins_list:
+            host = rng.integers(0, bins, n).astype(np.int32)
+            values, hist = cuda.to_device(host), cuda.device_array(bins, np.int32)
+            for v in VARIANTS:
+                grid = launch_shape("histogram", v, n, bins=bins)["blocks"]
+                sec = timed(histogram_kernels(bins)[v], grid, (values, hist), reset=hist)
+                rows.append({"problem": "histogram", "variant": v, "n": int(n), "bins": bins, "seconds": sec,
+                             "correct": bool(np.array_equal(hist.copy_to_host(), np.bincount(host, minlength=bins)))})
+        segments = max(1, n // segment)
+        x = rng.integers(0, 5, (segments, segment)).astype(np.float32)
+        want = np.cumsum(x, axis=1)
+        for v in VARIANTS:
+            grid = launch_shape("scan", v, n, segment=segment)["blocks"]
+            src = cuda.to_device(np.ascontiguousarray(x.T) if v == "coalesced" else x)
+            out = cuda.device_array(src.shape, np.float32)
+            sec = timed(scan_kernels(TPB)[v], grid, (src, out))
+            got = out.copy_to_host()
+            rows.append({"problem": "scan", "variant": v, "n": int(segments * segment), "segment": segment,
+                         "seconds": sec, "correct": bool(np.array_equal(got.T if v == "coalesced" else got, want))})
+    return rows
+
+
+def load_measured() -> dict:
+    """The committed H200 measurements (``workbench/gpu_primer_measured.json``), ``{}`` when absent."""
+    return json.loads(MEASURED_JSON.read_text()) if MEASURED_JSON.exists() else {}
 
 
 def main(argv=None) -> int:
@@ -473,7 +532,20 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--check", action="store_true", help="compare with the committed JSON, write nothing")
+    parser.add_argument("--measure", type=Path, default=None, help="on a GPU: time the kernels, write this JSON")
     args = parser.parse_args(argv)
+    if args.measure:
+        from numba import cuda
+
+        from dtlab.gpu.compile import versions
+
+        rows = measure([10**k for k in range(4, 9)])
+        doc = {"generated_by": "python -m workbench.gpu_primer --measure (CUDA events, median of 5)",
+               "device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes)
+               else str(cuda.get_current_device().name), "versions": versions(), "rows": rows}
+        args.measure.write_text(json.dumps(doc, indent=1) + "\n")
+        print(json.dumps(doc)[:3000])
+        return 0 if all(r["correct"] for r in rows) else 1
     fresh = compile_resources()
     if args.check:
         same = {r["kernel"]: r for r in fresh} == load_resources()
