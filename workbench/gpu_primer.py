@@ -27,6 +27,7 @@ import functools
 import json
 import math
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -541,6 +542,7 @@ def main(argv=None) -> int:
 
         rows = measure([10**k for k in range(4, 9)])
         doc = {"generated_by": "python -m workbench.gpu_primer --measure (CUDA events, median of 5)",
+               "date": time.strftime("%Y-%m-%d", time.gmtime()),
                "device": cuda.get_current_device().name.decode() if isinstance(cuda.get_current_device().name, bytes)
                else str(cuda.get_current_device().name), "versions": versions(), "rows": rows}
         args.measure.write_text(json.dumps(doc, indent=1) + "\n")
