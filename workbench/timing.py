@@ -140,6 +140,22 @@ def threads_for(mode: str) -> int:
     return 1 if mode == "per_core" else machine_threads()
 
 
+def amdahl_fit(counts, seconds) -> tuple[float, float]:
+    """``(serial, parallel)`` seconds of Amdahl's ``t(p) = serial + parallel / p`` fitted by least squares (both
+    >= 0) to measured ``(counts, seconds)`` (threads, workers or devices); a single count gives ``(0, t * p)``:
+    perfect scaling, assumed and to be said so where it is drawn."""
+    p = np.asarray(counts, dtype=np.float64)
+    t = np.asarray(seconds, dtype=np.float64)
+    if len(np.unique(p)) < 2:
+        return 0.0, float(np.mean(t * p))
+    slope, intercept = np.polyfit(1.0 / p, t, 1)
+    if intercept < 0:  # no negative serial part: the best fit through the origin
+        return 0.0, float(np.sum(t / p) / np.sum(1.0 / p**2))
+    if slope < 0:  # no negative parallel part: all serial
+        return float(t.mean()), 0.0
+    return float(intercept), float(slope)
+
+
 @contextlib.contextmanager
 def in_row_chunks(fn: Callable[[Any], Any], X: Any, n_threads: int) -> Iterator[Callable[[], None]]:
     """Yield a callable that runs ``fn`` on ``n_threads`` row blocks of ``X`` in a thread pool.

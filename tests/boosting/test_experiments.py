@@ -183,16 +183,11 @@ def test_convergence_curves_and_label_noise():
         L.convergence(2_000, 0.0, pool_rows=1_000)
 
 
-def test_row_ladder_amdahl_and_crossover_rows():
+def test_row_ladder_and_crossover_rows():
     from workbench.boosting import lesson as L
 
     assert L.row_ladder(20_000) == [1_000, 2_000, 5_000, 10_000, 20_000]
     assert L.row_ladder(30_000)[-2:] == [20_000, 30_000]
-    serial, parallel = L.amdahl([1, 2, 4], [3.0 + 8.0 / w for w in (1, 2, 4)])
-    assert serial == pytest.approx(3.0) and parallel == pytest.approx(8.0)
-    assert L.amdahl([1], [5.0]) == (0.0, 5.0)
-    assert L.amdahl([1, 2], [5.0, 6.0]) == (5.5, 0.0)  # slower on 2: all serial, no negative parallel part
-    assert L.amdahl([1, 2], [4.0, 1.5]) == (0.0, pytest.approx(3.8))  # superlinear: no negative serial part
 
     def points(exact, hist, sizes=(1_000, 2_000, 5_000, 10_000)):
         return [{"method": m, "device": "CPU", "workers": 1, "rows": n, "ms_per_tree": t, "source": "measured"}

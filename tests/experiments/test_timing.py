@@ -89,3 +89,13 @@ def test_a_self_timed_contender_is_timed_by_its_own_report():
     assert len(runs) == 2 and len(runs[0]) == 5 and runs[0][0].shape == (7,) and (runs[0][0] == 1e-6).all()
     with pytest.raises(ValueError, match="rounds"):
         paired_latencies([lambda: None], rounds=0)
+
+
+def test_amdahl_fit_recovers_a_known_law_and_keeps_both_parts_non_negative():
+    from workbench.timing import amdahl_fit
+
+    serial, parallel = amdahl_fit([1, 2, 4], [3.0 + 8.0 / w for w in (1, 2, 4)])
+    assert serial == pytest.approx(3.0) and parallel == pytest.approx(8.0)
+    assert amdahl_fit([1], [5.0]) == (0.0, 5.0)  # one count: perfect scaling assumed
+    assert amdahl_fit([1, 2], [5.0, 6.0]) == (5.5, 0.0)  # slower on 2: all serial, no negative parallel part
+    assert amdahl_fit([1, 2], [4.0, 1.5]) == (0.0, pytest.approx(3.8))  # superlinear: no negative serial part

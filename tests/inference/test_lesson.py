@@ -66,14 +66,6 @@ def test_chain_tree_and_its_steps_match_the_walk():
         L.chain_tree(0)
 
 
-def test_amdahl_fit_recovers_a_known_law():
-    threads = [1, 2, 4]
-    serial, parallel = L.amdahl_fit(threads, [1.0 + 4.0 / p for p in threads])
-    assert serial == pytest.approx(1.0) and parallel == pytest.approx(4.0)
-    assert L.amdahl_fit([1], [3.0]) == (0.0, 3.0)  # one point: perfect scaling assumed
-    assert L.amdahl_fit([1, 2], [1.0, 2.0]) == (1.5, 0.0)  # slower with more threads: all serial
-
-
 def test_depth_and_threads_measures_the_cores_and_models_beyond(monkeypatch):
     monkeypatch.setattr(L, "machine_threads", lambda: 1)
     result = L.depth_and_threads(3, 300, 3, 0.1, n_trees=2, repeats=1)

@@ -25,7 +25,7 @@ import numpy as np
 
 from dtlab.boosting import GBDTClassifier
 from dtlab.boosting.datasets import synthetic
-from workbench.timing import load_average, machine_threads, numba_threads, paired_times
+from workbench.timing import amdahl_fit, load_average, machine_threads, numba_threads, paired_times
 
 #: The tiny input of the stepped example: one feature with two missing values, binary labels.
 TINY_X = np.array([3.0, 1.0, np.nan, 7.0, 5.0, 2.0, np.nan, 6.0], dtype=np.float32)
@@ -189,21 +189,6 @@ def row_ladder(max_rows: int, min_rows: int = 1_000) -> list[int]:
     return sorted({s for s in sizes if min_rows <= s < max_rows} | {int(max_rows)})
 
 
-def amdahl(workers, seconds) -> tuple[float, float]:
-    """``(serial, parallel)`` seconds of ``t(W) = serial + parallel / W`` fitted (least squares, both >= 0) to
-    measured ``(workers, seconds)``; one point gives ``(0, t)``: perfect scaling assumed, as stated."""
-    w = np.asarray(workers, dtype=np.float64)
-    t = np.asarray(seconds, dtype=np.float64)
-    if len(np.unique(w)) < 2:
-        return 0.0, float(t.mean() * w.mean())
-    slope, intercept = np.polyfit(1.0 / w, t, 1)
-    if intercept < 0:  # no negative serial part: the best fit through the origin
-        return 0.0, float(np.sum(t / w) / np.sum(1.0 / w ** 2))
-    if slope < 0:  # no negative parallel part: all serial
-        return float(t.mean()), 0.0
-    return float(intercept), float(slope)
-
-
 def crossover(max_rows: int, noise_features: int, workers: int, *, n_trees: int = 5, max_depth: int = 6,
               repeats: int = 3, gpu: bool | None = None, seed: int = 0) -> dict[str, Any]:
     """Time per tree of dtlab's exact and hist searches against rows (:func:`row_ladder` up to ``max_rows``),
@@ -256,7 +241,7 @@ def crossover(max_rows: int, noise_features: int, workers: int, *, n_trees: int 
     fits = {}
     for m in methods:
         at = [p for p in points if p["method"] == m and p["device"] == "CPU" and p["rows"] == sizes[-1]]
-        serial, parallel = amdahl([p["workers"] for p in at], [p["ms_per_tree"] for p in at])
+        serial, parallel = amdahl_fit([p["workers"] for p in at], [p["ms_per_tree"] for p in at])
         fits[m] = {"serial_ms": serial, "parallel_ms": parallel}
         points += [{"method": m, "device": "CPU", "workers": w, "rows": sizes[-1],
                     "ms_per_tree": serial + parallel / w, "source": "modelled"} for w in range(most + 1, workers + 1)]

@@ -37,7 +37,7 @@ from workbench.inference.experiments import (
     time_vs_depth,
 )
 from workbench.inference.patent import patent_example
-from workbench.timing import load_average, machine_threads
+from workbench.timing import amdahl_fit, load_average, machine_threads
 
 METHODS = ("traversal", "bitmask", "quickscorer")
 RESULTS = Path(__file__).resolve().parents[2] / "figures" / "results.json"
@@ -161,21 +161,6 @@ def unbalanced_steps(depth: int = 5, x: float = 3.5) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ time against depth and threads
-def amdahl_fit(threads, seconds) -> tuple[float, float]:
-    """``(serial, parallel)`` of ``t(p) = serial + parallel / p`` fitted by least squares (both >= 0) to
-    measured ``(threads, seconds)``; a single thread count gives ``(0, t)``: perfect scaling, assumed."""
-    p = np.asarray(threads, dtype=np.float64)
-    t = np.asarray(seconds, dtype=np.float64)
-    if len(np.unique(p)) < 2:
-        return 0.0, float(np.mean(t * p))
-    slope, intercept = np.polyfit(1.0 / p, t, 1)
-    if intercept < 0:  # no negative serial part: the best fit through the origin
-        return 0.0, float(np.sum(t / p) / np.sum(1.0 / p**2))
-    if slope < 0:  # no negative parallel part: all serial
-        return float(t.mean()), 0.0
-    return float(intercept), float(slope)
-
-
 def depth_and_threads(max_depth: int, rows: int, threads: int, missing: float, *, n_trees: int = 10,
                       n_features: int = 28, min_depth: int = 1, repeats: int = 3, seed: int = 0) -> dict[str, Any]:
     """The panel's experiment: time per tree and row of the three methods on complete random trees of depth
@@ -183,7 +168,8 @@ def depth_and_threads(max_depth: int, rows: int, threads: int, missing: float, *
     share ``missing`` of NaN), on one thread (as the static figure ``inference_time_vs_depth``: a second thread
     on a shared machine waits for a free core, which would blur the shape); then, on the depth-``max_depth``
     forest, every thread count from 1 to the machine's cores, measured, and the counts beyond them up to
-    ``threads`` modelled by :func:`amdahl_fit` of the measured ones.  Medians of ``repeats`` alternating runs.
+    ``threads`` modelled by :func:`workbench.timing.amdahl_fit` of the measured ones.  Medians of ``repeats``
+    alternating runs.
 
     Returns
     -------

@@ -12,6 +12,25 @@ _PRODUCTS = (("t_Xw", "z = X w (function)", "tab:blue"), ("t_XTu", "X$^T$ u (gra
              ("t_Hv", "Hessian-vector products", "tab:red"), ("t_other", "other (CG vectors, Python)", "0.6"))
 
 
+def _draw_convergence(data: dict, ax_gap, ax_grad) -> None:
+    """The objective gap ``(f - f*) / f*`` on ``ax_gap`` and ``||g|| / ||g(0)||`` on ``ax_grad`` per Newton
+    iteration, for each of dtlab's runs and LIBLINEAR's own log (``data`` as :func:`plot_convergence` takes)."""
+    f_star, g0 = data["f_star"], data["grad_norm0"]
+    styles = [dict(color="tab:blue", marker="o"), dict(color="tab:green", marker="s", ls="--")]
+    for (label, run), style in zip(data["runs"].items(), styles):
+        it = np.arange(len(run["objective"]))
+        gap = np.maximum((np.asarray(run["objective"]) - f_star) / abs(f_star), 1e-17)
+        ax_gap.semilogy(it, gap, label=label, **style)
+        ax_grad.semilogy(it, np.asarray(run["grad_norm"]) / g0, label=label, **style)
+    peer = data["liblinear"]
+    if peer["grad_norm"]:
+        ax_grad.semilogy(np.arange(1, len(peer["grad_norm"]) + 1), np.asarray(peer["grad_norm"]) / g0, ls="none",
+                         marker="x", ms=9, color="k", label=f"LIBLINEAR {peer['version'] / 100:.2f} (its log)")
+    ax_gap.set(xlabel="Newton iteration (accepted steps)", ylabel="(f - f*) / f*", title="objective gap")
+    ax_grad.set(xlabel="Newton iteration (accepted steps)", ylabel="||grad f|| / ||grad f(0)||",
+                title="gradient norm")
+
+
 def plot_convergence(data: dict, *, title: str | None = None):
     """Two panels: relative objective gap ``(f - f*) / f*`` and ``||g|| / ||g(0)||`` per Newton iteration.
 
@@ -20,19 +39,7 @@ def plot_convergence(data: dict, *, title: str | None = None):
     data : dict from :func:`workbench.linear.experiments.convergence`
     """
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(10.5, 4.2))
-    f_star, g0 = data["f_star"], data["grad_norm0"]
-    styles = [dict(color="tab:blue", marker="o"), dict(color="tab:green", marker="s", ls="--")]
-    for (label, run), style in zip(data["runs"].items(), styles):
-        it = np.arange(len(run["objective"]))
-        gap = np.maximum((np.asarray(run["objective"]) - f_star) / abs(f_star), 1e-17)
-        ax1.semilogy(it, gap, label=label, **style)
-        ax2.semilogy(it, np.asarray(run["grad_norm"]) / g0, label=label, **style)
-    peer = data["liblinear"]
-    if peer["grad_norm"]:
-        ax2.semilogy(np.arange(1, len(peer["grad_norm"]) + 1), np.asarray(peer["grad_norm"]) / g0, ls="none",
-                     marker="x", ms=9, color="k", label=f"LIBLINEAR {peer['version'] / 100:.2f} (its log)")
-    ax1.set(xlabel="Newton iteration (accepted steps)", ylabel="(f - f*) / f*", title="objective gap")
-    ax2.set(xlabel="Newton iteration (accepted steps)", ylabel="||grad f|| / ||grad f(0)||", title="gradient norm")
+    _draw_convergence(data, ax1, ax2)
     for ax in (ax1, ax2):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
@@ -207,21 +214,7 @@ def plot_convergence_and_threads(result: dict, *, title: str | None = None):
     result : from :func:`workbench.linear.lesson.convergence_and_threads`
     """
     fig, (ax1, ax2, ax3) = new_figure(1, 3, figsize=(13.5, 4.0))
-    conv = result["convergence"]
-    f_star, g0 = conv["f_star"], conv["grad_norm0"]
-    styles = [dict(color="tab:blue", marker="o"), dict(color="tab:green", marker="s", ls="--")]
-    for (label, run), style in zip(conv["runs"].items(), styles):
-        it = np.arange(len(run["objective"]))
-        gap = np.maximum((np.asarray(run["objective"]) - f_star) / abs(f_star), 1e-17)
-        ax1.semilogy(it, gap, label=label, **style)
-        ax2.semilogy(it, np.asarray(run["grad_norm"]) / g0, label=label, **style)
-    peer = conv["liblinear"]
-    if peer["grad_norm"]:
-        ax2.semilogy(np.arange(1, len(peer["grad_norm"]) + 1), np.asarray(peer["grad_norm"]) / g0, ls="none",
-                     marker="x", ms=9, color="k", label=f"LIBLINEAR {peer['version'] / 100:.2f} (its log)")
-    ax1.set(xlabel="Newton iteration (accepted steps)", ylabel="(f - f*) / f*", title="objective gap")
-    ax2.set(xlabel="Newton iteration (accepted steps)", ylabel="||grad f|| / ||grad f(0)||",
-            title="gradient norm")
+    _draw_convergence(result["convergence"], ax1, ax2)
     timing = result["timing"]
     mine = sorted((r["threads"], r["seconds"] * 1e3) for r in timing if r["solver"] == "tron")
     ax3.plot(*zip(*mine), marker="o", color="tab:blue", label="dtlab tron (measured, median)")
