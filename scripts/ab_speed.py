@@ -17,6 +17,8 @@ fixed rows as bytes, and for linear models ``coef_``/``intercept_``).
 The revisions alternate: for each round, for each technique, both revisions run
 back to back, the one going first swapped every round, so that drifts of the machine's load hit both alike.
 The table gives per case and phase OLD and NEW median [min, max] over the rounds, NEW/OLD of the medians,
+NEW/OLD of the medians of the process CPU time of the same calls (``time.process_time``: all the process's
+threads; with one numba thread, time the call computed rather than waited for a core another process held),
 "same model" (every digest of both revisions equal in every round) and the first-call seconds of each,
 median (max): the first process on a commit not seen before compiles every kernel it reaches (minutes on
 2 cores; the max shows it), later ones load numba's cache.  The data are made here with seeded numpy
@@ -150,20 +152,23 @@ def child(technique, scale, repeats):
         sys.exit(f"dtlab imported from {dtlab.__file__}, not from {expected}")
     result = {}
     for name, (fit, predict, attrs) in cases(technique, SCALES[scale]).items():
-        times, digests = [], set()
+        times, cpu, digests = [], [], set()
         for _ in range(1 + repeats):  # the warm-up, then the timed calls
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             model = fit()
-            t1 = time.perf_counter()
+            c1, t1 = time.process_time(), time.perf_counter()
             out = predict(model)
             times.append((t1 - t0, time.perf_counter() - t1))
+            cpu.append((c1 - c0, time.process_time() - c1))
             h = hashlib.sha256(np.ascontiguousarray(out).tobytes())
             for a in attrs:
                 h.update(np.ascontiguousarray(getattr(model, a)).tobytes())
             digests.add(h.hexdigest())
         timed = [statistics.median(t[i] for t in times[1:]) for i in (0, 1)]
+        timed_cpu = [statistics.median(t[i] for t in cpu[1:]) for i in (0, 1)]
         # a model that differs between calls of one process shows as two digests joined: never "the same model"
-        result[name] = dict(first=times[0], timed=timed, calls=times[1:], digest="+".join(sorted(digests)))
+        result[name] = dict(first=times[0], timed=timed, timed_cpu=timed_cpu, calls=times[1:],
+                            digest="+".join(sorted(digests)))
     print(MARK + json.dumps(result))
 
 
@@ -262,16 +267,22 @@ def main(argv=None):
                     row[rev] = spread([run[case]["timed"][i] for run in runs[rev, t]])
                     row[rev + "_first"] = spread([run[case]["first"][i] for run in runs[rev, t]])
                 row["ratio"] = row["NEW"]["median"] / row["OLD"]["median"] if row["OLD"]["median"] else float("nan")
+                if all("timed_cpu" in run[case] for rev in trees for run in runs[rev, t]):
+                    for rev in trees:
+                        row[rev + "_cpu"] = spread([run[case]["timed_cpu"][i] for run in runs[rev, t]])
+                    old_cpu = row["OLD_cpu"]["median"]
+                    row["ratio_cpu"] = row["NEW_cpu"]["median"] / old_cpu if old_cpu else float("nan")
                 rows.append(row)
     load_after = os.getloadavg()
     print(f"OLD: {trees['OLD'][2]}   NEW: {trees['NEW'][2]}   scale {a.scale}, {a.rounds} rounds x {a.repeats} calls, "
           f"{os.cpu_count()} CPUs, load {load_before[0]:.2f} -> {load_after[0]:.2f}")
     print(f"{'technique':10} {'case':29} {'phase':7} {'OLD s: median [min, max]':28} {'NEW s: median [min, max]':28} "
-          f"{'NEW/OLD':>7}  same  first call s, median (max): OLD / NEW")
+          f"{'NEW/OLD':>7} {'CPU N/O':>7}  same  first call s, median (max): OLD / NEW")
     for row in rows:
         first = " / ".join(f"{row[rev + '_first']['median']:.3f} ({row[rev + '_first']['max']:.2f})" for rev in trees)
         print(f"{row['technique']:10} {row['case']:29} {row['phase']:7} {fmt(row['OLD']):28} {fmt(row['NEW']):28} "
-              f"{row['ratio']:7.3f}  {'yes' if row['same_model'] else 'NO':4}  {first}")
+              f"{row['ratio']:7.3f} {row.get('ratio_cpu', float('nan')):7.3f}  "
+              f"{'yes' if row['same_model'] else 'NO':4}  {first}")
     if differs:
         print("models differ: " + "; ".join(differs))
     if a.out:

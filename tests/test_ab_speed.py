@@ -82,7 +82,8 @@ def test_a_differing_model_is_named_and_fails_the_run(tmp_path, monkeypatch, cap
 
     def fake_child(script, folder, technique, scale, repeats):
         calls.append(folder.name)
-        same = {"first": [2.0, 0.5], "timed": [1.0 if folder.name == "a" else 0.5, 0.1], "digest": "x"}
+        same = {"first": [2.0, 0.5], "timed": [1.0 if folder.name == "a" else 0.5, 0.1],
+                "timed_cpu": [0.8 if folder.name == "a" else 0.2, 0.1], "digest": "x"}
         return {"same": same, "other": dict(same, digest=folder.name)}
 
     monkeypatch.setattr(ab, "run_child", fake_child)
@@ -90,7 +91,7 @@ def test_a_differing_model_is_named_and_fails_the_run(tmp_path, monkeypatch, cap
     assert ab.main(["a", "b", "--rounds", "3", "--only", "linear", "--out", str(out)]) == 1
     assert calls == ["a", "b", "b", "a", "a", "b"]  # alternating which goes first
     text = capsys.readouterr().out
-    assert "models differ: linear: other" in text and "  0.500  yes" in text
+    assert "models differ: linear: other" in text and "  0.500   0.250  yes" in text
     report = json.loads(out.read_text())
     assert report["old"]["sha"] == "aaaa" and report["models_differ"] == ["linear: other"]
     assert len(report["loadavg_before"]) == 3 and report["cpu_count"] == os.cpu_count()
