@@ -143,7 +143,7 @@ def run_producers(table: dict, section: str, only: list[str] | None, scale: str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dtlab", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for command, help_text in (("figures", "regenerate the registered figures"),
                                ("bench", "run the benchmarks against peer libraries")):

@@ -6,7 +6,7 @@ label noise, fixed here once (:data:`HELDOUT`) and never used to tune dtlab, so 
 data the project did not choose.
 
 A long run splits by environment (each part into its own ``--out`` folder), e.g. the paper scale's exact
-pair alone: ``DTLAB_BOOSTING_CONTENDERS="dtlab exact,XGBoost exact" DTLAB_MODES=per_core python -m dtlab
+pair alone: ``DTLAB_BOOSTING_CONTENDERS="dtlab exact,XGBoost exact" DTLAB_MODES=per_core python -m workbench
 bench --scale paper --only boosting_vs_peers --out figures/paper_exact_per_core``.
 """
 
