@@ -106,6 +106,13 @@ def tl2cgen_contender(model: Any, kind: str, workdir: Path, threads: tuple[int, 
     tree_model.serialize(str(saved))
     units = max(max(threads), -(-tree_model.num_tree // TREES_PER_UNIT))
     seconds = _export_within_limit(saved, lib, parallel_comp=units, threads=max(threads), limit=compile_limit())
+    # TL2cgen refuses nthread above OpenMP's default thread count (omp_get_max_threads), which work earlier in
+    # the same process can leave lowered: in a `make bench` run (2026-12-04) it was 1 by the time the inference
+    # benchmarks came, after the boosting, GDT and greedy ones, and both failed; set it back to what a fresh
+    # process has before the predictors are made
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=max(threads), user_api="openmp")  # no ``with``: the limit stays for the predictors
     predictors = {t: tl2cgen.Predictor(lib, nthread=t) for t in threads}
 
     def predict(X, t):
