@@ -12,7 +12,8 @@ data too large for the device are split between the GPU and CPU threads.
 - :data:`LOSSES`: the loss function objects (``fun``, ``grad``, ``Hv``, Hessian diagonal).
 """
 
-from .estimators import TronLinearSVC, TronLogisticRegression, fit_linear
+from ._fitting import fit_linear
+from .estimators import TronLinearSVC, TronLogisticRegression
 from .losses import LOSSES, L2Objective
 from .tron import TronResult, tron
 

@@ -15,7 +15,7 @@ import scipy.sparse
 from sklearn.datasets import load_digits, load_iris
 
 from dtlab.linear import TronLinearSVC, TronLogisticRegression
-from dtlab.linear.estimators import binary_problems, liblinear_class_order
+from dtlab.linear._fitting import binary_problems, liblinear_class_order
 from workbench.linear.peers import objective_value
 
 ESTIMATORS = {"logistic": TronLogisticRegression, "squared_hinge": TronLinearSVC}

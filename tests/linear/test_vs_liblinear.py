@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from dtlab.datasets import load_a9a, load_rcv1_small, load_w8a
-from dtlab.linear import TronLinearSVC, TronLogisticRegression, estimators
+from dtlab.linear import TronLinearSVC, TronLogisticRegression, _fitting
 from workbench.linear.peers import Liblinear
 
 pytest.importorskip("liblinear")
@@ -106,7 +106,7 @@ def test_threads_and_array_module_agree(case, solver, monkeypatch):
 @pytest.mark.parametrize("case", [c for c in CASES if not c[3] and (c[0] == "a9a" or (c[0] == "w8a" and c[2] == 0.1))],
                          ids=lambda c: "-".join(map(str, c)))
 def test_dense_blas_paths_agree(case, solver, monkeypatch):
-    monkeypatch.setattr(estimators, "DENSE_TO_CSR_MAX_DENSITY", 0.0)  # keep X dense: numpy's BLAS
+    monkeypatch.setattr(_fitting, "DENSE_TO_CSR_MAX_DENSITY", 0.0)  # keep X dense: numpy's BLAS
     X = dense(case[0])
     cpu = fit(case, solver, X, backend="cpu")
     gpu = fit(case, solver, X, backend="cuda")
