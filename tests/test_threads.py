@@ -54,7 +54,7 @@ def _estimators():
         ("GBDT", lambda n: GBDTClassifier(n_estimators=3, max_depth=3, n_jobs=n, backend="cpu"),
          ("dtlab.boosting.exact.ExactSearch", "find"), ("dtlab.inference.forest.Forest", "raw_sum")),
         ("TRON", lambda n: TronLogisticRegression(n_jobs=n, backend="cpu"),
-         ("dtlab.linear.estimators", "tron"), None),
+         ("dtlab.linear._fitting", "tron"), None),
     ]
 
 
