@@ -1,7 +1,7 @@
 """A/B of two revisions of dtlab: every technique's fit and predict timed, the same models checked.
 
     python scripts/ab_speed.py OLD NEW [--rounds 5] [--repeats 1] [--only greedy,boosting] [--out ab.json]
-                               [--scale tiny|default]
+                               [--scale tiny|default|large]
 
 OLD and NEW are git revisions; NEW (or OLD) may be ``WORKTREE``, the working tree's dtlab/ as it is now.
 
@@ -61,6 +61,12 @@ SCALES = {
                  gbdt=(5_000, 10), trees=5, rf=(2_000, 5), predict=5_000),
     "default": dict(greedy=(20_000, 20), naive=(2_000, 10), depth=12, gdt=(2_000, 30), linear=(30_000, 120),
                     gbdt=(50_000, 20), trees=30, rf=(10_000, 20), predict=50_000),
+    # large: most calls 0.1-8 s, so that a 3% difference stands above a scheduler tick and the allocator's state
+    # (default-scale calls of 1-20 ms moved 0.8-1.4x between runs with their code unchanged); ~25 minutes for 5
+    # rounds x 3 calls on 2 quiet cores.  The naive regressor stays small (O(n^2) per feature and node), so its
+    # predict is still a few ms: the same predict code is timed at size by the incremental and vectorized cases.
+    "large": dict(greedy=(100_000, 20), naive=(6_000, 10), depth=12, gdt=(50_000, 30), linear=(600_000, 120),
+                  gbdt=(300_000, 20), trees=30, rf=(100_000, 20), predict=1_000_000),
 }
 
 
