@@ -142,6 +142,26 @@ def test_baseline_comparison_summary_and_gaps():
         exp.baseline_comparison(methods=("GDT", "XGBoost"))
 
 
+def test_front_by_cv_is_the_estimators_own_cv_fit():
+    """Table 4 makes "GDT front (CV)" from the defaults' run plus the folds: the same tree and weight as a user's
+    GDTClassifier(size_alpha="cv") fit, and its time includes the defaults' run."""
+    import numpy as np
+
+    from dtlab.evolution import GDTClassifier
+    from workbench.evolution.table4 import front_by_cv
+
+    X_train, _, y_train, _ = exp.load_split("a9a", 600, 3)
+    params = dict(random_state=3, max_generations=30, population_size=10, backend="cpu")
+    own = GDTClassifier(**params, size_alpha="cv", size_cv=2).fit(X_train, y_train)
+    gdt = GDTClassifier(**params).fit(X_train, y_train)
+    made, seconds = front_by_cv(gdt, 5.0, X_train, y_train, 2, 3)
+    assert seconds > 5.0 and made.size_alpha_ == own.size_alpha_ and made.cv_results_ == own.cv_results_
+    assert made.get_params() == own.get_params() and gdt.size_alpha_ is None  # gdt itself untouched
+    assert made.tree_.n_nodes == own.tree_.n_nodes
+    assert np.array_equal(made.predict(X_train), own.predict(X_train))
+    assert np.array_equal(made.tree_.threshold, own.tree_.threshold)
+
+
 @pytest.mark.parametrize("solver", ["STreeD", "ConTree"])
 def test_optimal_trees_run_in_a_child_process(solver):
     pytest.importorskip({"STreeD": "pystreed", "ConTree": "pycontree"}[solver])
