@@ -15,11 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Settings that keep the checks quick where an estimator's defaults make long fits; TRON with LIBLINEAR's
-#: intercept (``-B 1``), which check_class_weight_classifiers needs (see tests/linear/test_estimators.py).
+#: Settings that keep the checks quick where an estimator's defaults make long fits (TRON runs with its
+#: defaults: the intercept, which check_class_weight_classifiers needs; see tests/linear/test_estimators.py).
 FAST_PARAMS = {
-    "TronLogisticRegression": {"fit_intercept": True},
-    "TronLinearSVC": {"fit_intercept": True},
     "GBDTRegressor": {"n_estimators": 5, "max_depth": 3},
     "GBDTClassifier": {"n_estimators": 5, "max_depth": 3},
     "GDTClassifier": {"max_generations": 10, "population_size": 8, "random_state": 0},

@@ -46,14 +46,16 @@ def binary_problems(codes: np.ndarray, n_classes: int, C: float, weights: np.nda
         yield np.where(codes == k, 1.0, -1.0), (C * weights[k], C), order
 
 
-def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False,
+def fit_linear(X: Any, y: Any, *, loss: str, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = True,
                max_iter: int = 1000, solver: str = "tron", backend: Any = "auto", n_jobs: int | None = None,
                placement: str = "auto", device_memory: int | None = None, verbose: bool = False,
                class_weight: Any = None, executor: Any = "local") -> dict:
     """Fit ``min_w 1/2 w.w + sum_i C_i loss(y_i (x_i.w + b))`` the way LIBLINEAR does; the estimators' engine.
 
     Two classes make one problem; more make one per class against the rest (:func:`binary_problems`), each
-    solved by TRON with its own tolerance, as LIBLINEAR's ``train`` does.
+    solved by TRON with its own tolerance, as LIBLINEAR's ``train`` does.  ``fit_intercept`` (default True, as
+    the estimators) appends a constant feature 1 whose weight ``b`` is regularised with ``w`` (LIBLINEAR's
+    ``-B 1``); ``fit_intercept=False`` is LIBLINEAR's default ``-B -1`` (``b = 0``).
 
     Returns
     -------

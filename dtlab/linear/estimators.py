@@ -19,7 +19,7 @@ from ._fitting import SOLVERS, fit_linear
 class _TronClassifier(ClassifierMixin, BaseEstimator):
     _loss = ""
 
-    def __init__(self, *, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = False, max_iter: int = 1000,
+    def __init__(self, *, C: float = 1.0, tol: float = 0.1, fit_intercept: bool = True, max_iter: int = 1000,
                  solver: str = "tron", class_weight: Any = None, backend: str = "auto", n_jobs: int | None = None,
                  placement: str = "auto", device_memory: int | None = None, executor: Any = "local",
                  verbose: int = 0):
@@ -203,8 +203,8 @@ class _TronClassifier(ClassifierMixin, BaseEstimator):
 class TronLogisticRegression(_TronClassifier):
     """L2-regularised logistic regression trained by TRON (LIBLINEAR ``-s 0``), on CPU threads, a GPU or both.
 
-    Minimises ``1/2 w.w + sum_i C_i log(1 + exp(-y_i (x_i.w + b)))`` over ``w``
-    (and ``b`` with ``fit_intercept``), y in {-1, +1} from two labels of any kind;
+    Minimises ``1/2 (w.w + b^2) + sum_i C_i log(1 + exp(-y_i (x_i.w + b)))`` over ``w``
+    and ``b`` (``b = 0`` without ``fit_intercept``), y in {-1, +1} from two labels of any kind;
     with more classes, one such problem per class against the rest (LIBLINEAR's
     one-vs-rest for ``-s 0`` and ``-s 2``: the same weights as LIBLINEAR's).
 
@@ -215,9 +215,11 @@ class TronLogisticRegression(_TronClassifier):
     tol : float > 0, default=0.1
         LIBLINEAR's ``-e``: stop when ``||grad f(w)|| <= tol * max(min(#pos, #neg), 1) / n_samples
         * ||grad f(0)||``.
-    fit_intercept : bool, default=False
+    fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept (LIBLINEAR's ``-B 1``); like
-        LIBLINEAR, the intercept is regularised.
+        LIBLINEAR's ``-B 1`` and scikit-learn's ``LinearSVC(intercept_scaling=1)``, the intercept is
+        regularised (``1/2 (w.w + b^2)``).  LIBLINEAR's own default is ``-B -1``, no intercept: pass
+        ``fit_intercept=False`` for its model.
     max_iter : int >= 1, default=1000
         Most accepted Newton steps.
     solver : {"tron", "newton"}, default="tron"
@@ -285,7 +287,9 @@ class TronLogisticRegression(_TronClassifier):
     The names are scikit-learn's (``LogisticRegression``, ``LinearSVC``) with
     LIBLINEAR's meanings (``C`` is ``-c``, ``tol`` is ``-e``, ``fit_intercept``
     is ``-B 1``, ``class_weight`` is ``-wi``, ``max_iter`` bounds the Newton
-    iterations as scikit-learn's does for LIBLINEAR).  Not accepted, because
+    iterations as scikit-learn's does for LIBLINEAR) and scikit-learn's default
+    ``fit_intercept=True``; ``fit_intercept=False`` is LIBLINEAR's default
+    ``-B -1``, the model through the origin.  Not accepted, because
     nothing here could differ: ``penalty`` (always ``"l2"``), ``loss`` and
     ``dual`` (the loss is the class's, solved in the primal as ``dual=False``),
     ``multi_class`` (always one-vs-rest), ``intercept_scaling`` (the constant
@@ -366,10 +370,10 @@ class TronLogisticRegression(_TronClassifier):
 class TronLinearSVC(_TronClassifier):
     """L2-regularised L2-loss (squared hinge) linear SVM trained by TRON (LIBLINEAR ``-s 2``).
 
-    Minimises ``1/2 w.w + C sum_i max(0, 1 - y_i (x_i.w + b))^2``.  Each Newton
-    iteration recomputes the active set ``I = {i : 1 - y_i x_i.w > 0}``; the
-    gradient and Hessian-vector products use ``X_I`` only (on a GPU, ``I`` and
-    ``X_I`` are formed on the device).
+    Minimises ``1/2 (w.w + b^2) + C sum_i max(0, 1 - y_i (x_i.w + b))^2`` (``b = 0``
+    without ``fit_intercept``).  Each Newton iteration recomputes the active set
+    ``I = {i : 1 - y_i (x_i.w + b) > 0}``; the gradient and Hessian-vector products
+    use ``X_I`` only (on a GPU, ``I`` and ``X_I`` are formed on the device).
 
     Parameters and attributes are those of :class:`TronLogisticRegression`
     (no ``predict_proba``), and so are its Notes on scikit-learn's names.

@@ -47,7 +47,7 @@ def test_truncated_cg_reaches_the_newton_step_in_n_steps_or_stops_on_the_boundar
 
 def test_plain_tron_reaches_the_library_minimiser_from_zero_and_from_a_poor_start():
     X, y = L.tiny_problem(40, seed=0)
-    library = TronLogisticRegression(C=4.0, tol=1e-10, backend="cpu").fit(X, y).coef_[0]
+    library = TronLogisticRegression(C=4.0, tol=1e-10, fit_intercept=False, backend="cpu").fit(X, y).coef_[0]
     for kwargs in ({}, {"w0": (-3.0, 3.0), "delta0": 0.5}):
         records = L.plain_tron(X, y, 4.0, **kwargs)
         assert np.allclose(records[-1]["w_end"], library, rtol=1e-6, atol=1e-8)

@@ -103,7 +103,8 @@ def dask_ml_comparison(X: Any, y: np.ndarray, C: float = PAPER_C, repeats: int =
 
         def dtlab(tol):
             def fit(max_iter=1000):
-                return TronLogisticRegression(C=C, tol=tol, max_iter=max_iter, executor=client).fit(Xd, yd).coef_[0]
+                return TronLogisticRegression(C=C, tol=tol, max_iter=max_iter, fit_intercept=False,
+                                              executor=client).fit(Xd, yd).coef_[0]
 
             return fit
 
