@@ -56,8 +56,9 @@ def _bin_values(values, rows, pad, out_row):
 def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_bins, buf, hbuf, obuf):
     """Best split of one node and feature from its histogram: (loss_chg, last bin on the left, missing_left).
 
-    The bin "all present values on one side" is ``n_bins - 1`` (present left)
-    or -1 (present right); the missing bin is ``hg[-1]``.
+    Among equal gains XGBoost hist's choice: "missing right" before "missing left", the lowest bin missing
+    right, the highest missing left.  The bin "all present values on one side" is ``n_bins - 1`` (present
+    left) or -1 (present right); the missing bin is ``hg[-1]``.
     """
     miss = hg.shape[0] - 1
     g_miss, h_miss = hg[miss], hh[miss]
@@ -73,10 +74,14 @@ def _best_bin_split(hg, hh, n_bins, g_node, h_node, col_missing, lam, mcw, pos_b
         buf[b] = acc_g
         hbuf[b] = acc_h
     g_pres, h_pres = acc_g, acc_h
+    # XGBoost's scans (EnumerateSplit in src/tree/hist/evaluate_splits.h), each keeping the first of equal
+    # gains: "missing right" from the lowest bin up, then, where the feature misses values, "missing left"
+    # from the highest bin down -- so the last of equal bins there (they tie where a node leaves bins empty).
+    # A feature with no missing value is scanned once, as XGBoost's forward scan: the first of equal bins.
     for direction in range(0 if col_missing else 1, 2):  # missing right (only where some miss), then left
         miss_left = direction == 1
         proxy, nl = rank_prefix(pos_bins, 0, n_bins, buf, hbuf, g_pres, h_pres, 1, lam, np.float32(0.0), g_miss,
-                                 h_miss, miss_left, mcw, False, obuf, None)
+                                 h_miss, miss_left, mcw, miss_left and col_missing, obuf, None)
         if nl > 0 and proxy - root > best:
             best, best_bin, best_left = proxy - root, nl - 1, miss_left
         if col_missing and h_miss > 0.0 and h_miss >= mcw and h_pres >= mcw:

@@ -35,3 +35,22 @@ def test_classifier_trees_identical_to_cpu(rng):
     cpu = GBDTClassifier(backend="cpu", **kw).fit(X, labels)
     gpu = GBDTClassifier(backend="cuda", **kw).fit(X, labels)
     np.testing.assert_array_equal(cpu.predict_proba(X), gpu.predict_proba(X))
+
+
+@pytest.mark.parametrize("grow_policy, seed", [("depthwise", 0), ("lossguide", 5)])
+def test_equal_gains_missing_left_keep_the_cpus_bin(grow_policy, seed):
+    """Inputs on which "missing left" candidates tie over a node's empty bins (the highest bin kept, as XGBoost
+    hist's downward scan does; the lowest before, another threshold in these trees): the CUDA searches, which
+    compile the CPU's scan, keep the same bin."""
+    X, y = _tiny(np.random.default_rng(seed))
+    kw = dict(n_estimators=2, split_method="hist", max_bins=8)
+    if grow_policy == "depthwise":
+        est, kw = GBDTRegressor, dict(kw, max_depth=3, min_child_weight=0.0)
+    else:
+        est, kw, y = GBDTClassifier, dict(kw, grow_policy="lossguide", max_leaves=6), (y > np.median(y)).astype(int)
+    cpu = est(backend="cpu", n_jobs=1, **kw).fit(X, y)
+    gpu = est(backend="cuda", **kw).fit(X, y)
+    assert gpu.backend_ == "cuda"
+    for a, b in zip(cpu.trees_, gpu.trees_):
+        for field in ("feature", "threshold", "missing_left", "left", "right", "value"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))

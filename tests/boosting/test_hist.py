@@ -201,3 +201,25 @@ def test_radix_sort_sorts_float_keys_as_np_sort(rng):
     expected = np.sort(keys)
     _radix_sort(keys, np.empty_like(keys))
     assert np.array_equal(keys, expected)
+
+
+@pytest.mark.parametrize("missing_left", [True, False])
+def test_equal_gains_keep_xgboost_hists_bin(missing_left):
+    """Bins 1 and 2 empty: splits after bins 0, 1 and 2 have the same gain.  XGBoost hist scans "missing right"
+    from the lowest bin up and "missing left" from the highest bin down, keeping the first of equal gains in
+    each: the lowest of the tied bins when the missing rows go right, the highest when they go left."""
+    from dtlab.boosting._hist_cpu import _best_bin_split
+
+    g_miss = -5.0 if missing_left else 5.0  # with the negative bin 0, or with the positive bins 3 and 4
+    hg = np.array([-5.0, 0.0, 0.0, 5.0, 5.0, 0.0, g_miss])  # 5 present bins, one unused, the missing bin
+    hh = np.array([5.0, 0.0, 0.0, 5.0, 5.0, 0.0, 5.0])
+    bufs = np.empty((3, hg.shape[0]))
+    gain, last_left, left = _best_bin_split(hg, hh, 5, hg.sum(), hh.sum(), True, 1.0, 1.0,
+                                            np.arange(hg.shape[0], dtype=np.float32), *bufs)
+    assert gain > 0 and left == missing_left
+    assert last_left == (2 if missing_left else 0)
+    # no missing value in the feature: one scan, XGBoost's forward one (the lowest of the tied bins)
+    hg[-1] = hh[-1] = 0.0
+    gain, last_left, _ = _best_bin_split(hg, hh, 5, hg.sum(), hh.sum(), False, 1.0, 1.0,
+                                         np.arange(hg.shape[0], dtype=np.float32), *bufs)
+    assert gain > 0 and last_left == 0
