@@ -319,6 +319,31 @@ def cg_trial(alpha, d, Hd, s, r, g, M, s_new, r_new, z_new):
 
 
 @numba.njit(**NJIT)
+def tr_trial(alpha, d, Hd, s, r, M, s_new, r_new, z_new):
+    """The trust-region CG's step: ``s_new = s + alpha d``, ``r_new = r - alpha Hd``, ``z_new = r_new / M``;
+    returns ``ddot(z_new, r_new)`` and ``uTMv(s_new, M, s_new)``."""
+    for i in range(s.shape[0]):
+        s_new[i] = s[i] + alpha * d[i]
+        r_new[i] = r[i] - alpha * Hd[i]
+        z_new[i] = r_new[i] / M[i]
+    return ddot(z_new, r_new), uTMv(s_new, M, s_new)
+
+
+@numba.njit(**NJIT)
+def axpy(a, x, y, out):
+    """``out = y + a x`` (``out`` may be ``y``): numpy's ``y + a * x``, the product rounded first."""
+    for i in range(y.shape[0]):
+        out[i] = y[i] + a * x[i]
+
+
+@numba.njit(**NJIT)
+def affine(c, a, x, out):
+    """``out = c + a x``: numpy's ``c + a * x`` (the preconditioner ``(1 - a) + a diag(H)``)."""
+    for i in range(x.shape[0]):
+        out[i] = c + a * x[i]
+
+
+@numba.njit(**NJIT)
 def cg_direction(beta, d, z):
     """``d = beta d + z`` in place."""
     for i in range(d.shape[0]):

@@ -43,6 +43,7 @@ classification", NeurIPS 2020 (the GPU and mixed placements of :mod:`dtlab.linea
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -150,6 +151,11 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
     if hasattr(objective, "regularizer_first"):  # LIBLINEAR <= 2.3x summed w.w / 2 first, >= 2.40 last
         objective.regularizer_first = method == "trust_region"
     rec = _Recorder(objective, verbose, log)
+    with _solving(objective):
+        return _solve(objective, ops, xp, n, w0, eps, eps_cg, max_iter, method, rec)
+
+
+def _solve(objective, ops, xp, n, w0, eps, eps_cg, max_iter, method, rec) -> TronResult:
     zero = xp.zeros(n)
     # The stopping test is relative to the gradient at w = 0 (LIBLINEAR computes it first).
     f0 = objective.fun(zero)
@@ -174,18 +180,25 @@ def tron(objective: Any, w0: Any = None, *, eps: float = 0.1, eps_cg: float | No
     return run(objective, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec)
 
 
+def _solving(objective):
+    """The objective's scope of one solve (``objective.solving()``, where its outputs may reuse buffers)."""
+    scope = getattr(objective, "solving", None)
+    return scope() if scope is not None else contextlib.nullcontext()
+
+
 def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -> TronResult:
-    M = (1 - ALPHA_PCG) + ALPHA_PCG * obj.diag()
+    M = ops.preconditioner(obj.diag(), ALPHA_PCG)
     delta = math.sqrt(ops.fetch(ops.uMv(g, M, g))[0])
     rec.add(0, f, gnorm, delta, math.nan, 0, True)
     converged = gnorm <= eps * gnorm0
     message = "converged" if converged else "max_iter reached"
     n_accepted, n_lines, n_cg, delta_adjusted = 1, 0, 0, False
+    w_spare = None  # the iterate's second vector: the trial point goes there (where ops write in place)
     while n_accepted <= max_iter and not converged:
         s, r, cg_iter, reach_boundary = _trpcg(obj, ops, delta, g, M, eps_cg)
         n_cg += cg_iter
         n_lines += 1
-        w_new = w + s
+        w_new = ops.axpy(1.0, s, w, out=w_spare)  # w + s (1.0 s is s)
         gs, sr, sMs = ops.fetch(ops.dot(g, s), ops.dot(s, r), ops.uMv(s, M, s))
         prered = -0.5 * (gs - sr)
         fnew = obj.fun(w_new)
@@ -212,10 +225,12 @@ def _trust_region(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) 
         accepted = actred > ETA0 * prered
         if accepted:
             n_accepted += 1
-            w, f = w_new, fnew
+            w, f, w_spare = w_new, fnew, w
             g = obj.grad(w)
-            M = (1 - ALPHA_PCG) + ALPHA_PCG * obj.diag()
+            M = ops.preconditioner(obj.diag(), ALPHA_PCG)
             gnorm = ops.norm(g)
+        else:
+            w_spare = w_new
         rec.add(n_lines, f, gnorm, delta, 1.0 if accepted else 0.0, cg_iter, accepted)
         if accepted and gnorm <= eps * gnorm0:
             converged, message = True, "converged"
@@ -249,30 +264,29 @@ def _trpcg(obj, ops, delta, g, M, eps_cg):
     n = obj.n_features
     s, r, z, d, zTr, zTr_host = _cg_start(obj, ops, g, M)
     cgtol = eps_cg * math.sqrt(zTr_host)
-    cg_iter, max_cg_iter, reach_boundary = 0, max(n, 5), False
+    cg_iter, max_cg_iter, reach_boundary, spare = 0, max(n, 5), False, None
     while cg_iter < max_cg_iter:
         if math.sqrt(zTr_host) <= cgtol:
             break
         cg_iter += 1
         Hd = obj.hv(d)
         alpha = zTr / ops.dot(d, Hd)
-        s_new = s + alpha * d
-        r_new = r - alpha * Hd  # the residual if the step stays inside (unused at the boundary)
-        z_new = r_new / M
-        znewTrnew = ops.dot(z_new, r_new)
-        sMs, znewTrnew_host = ops.fetch(ops.uMv(s_new, M, s_new), znewTrnew)
+        # s + alpha d, the residual r - alpha Hd if the step stays inside (unused at the boundary), z = r / M
+        s_new, r_new, z_new, znewTrnew, sMs = ops.tr_trial(alpha, d, Hd, s, r, M, spare)
+        sMs, znewTrnew_host = ops.fetch(sMs, znewTrnew)
         if math.sqrt(sMs) > delta:
             # Back to the previous s (as LIBLINEAR: s - alpha d, not the old vector), then to the boundary along
-            # d: the positive root of ||s + t d||_M = delta.
+            # d: the positive root of ||s + t d||_M = delta.  (y - a x is y + (-a) x: the same bits.)
             reach_boundary = True
-            s = s_new - alpha * d
+            s = ops.axpy(-alpha, d, s_new, out=s_new)
             sMd, sMs, dMd = ops.fetch(ops.uMv(s, M, d), ops.uMv(s, M, s), ops.uMv(d, M, d))
             dsq = delta * delta
             rad = math.sqrt(sMd * sMd + dMd * (dsq - sMs))
             alpha = (dsq - sMs) / (sMd + rad) if sMd >= 0 else (rad - sMd) / dMd
-            s = s + alpha * d
-            r = r - alpha * Hd
+            s = ops.axpy(alpha, d, s, out=s)
+            r = ops.axpy(-alpha, Hd, r, out=r)
             break
+        spare = (s, r, z)  # the vectors the step replaces: the next trial may write into them
         s, r, z = s_new, r_new, z_new
         d = ops.cg_direction(znewTrnew, zTr, d, z)
         zTr, zTr_host = znewTrnew, znewTrnew_host
@@ -285,7 +299,7 @@ def _line_search(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -
     message = "converged" if converged else "max_iter reached"
     it, n_cg = 1, 0
     while it <= max_iter and not converged:
-        M = (1 - ALPHA_PCG) + ALPHA_PCG * obj.diag()
+        M = ops.preconditioner(obj.diag(), ALPHA_PCG)
         s, cg_iter = _pcg(obj, ops, g, M, eps_cg, rec)
         n_cg += cg_iter
         fold = f
@@ -302,7 +316,7 @@ def _line_search(obj, ops, w, f, g, gnorm, gnorm0, eps, eps_cg, max_iter, rec) -
             rec.say("WARNING: line search fails")
             break
         obj.line_accept(alpha, wTs, sTs)
-        w = w + alpha * s
+        w = ops.axpy(alpha, s, w, out=w)  # in place where the ops write in place
         g = obj.grad(w)
         gnorm = ops.norm(g)
         rec.say(f"iter {it:2d} f {f:5.3e} |g| {gnorm:5.3e} CG {cg_iter:3d} step_size {alpha:4.2e}")

@@ -63,6 +63,24 @@ class XpOps:
         """The next direction ``(zTr_new / zTr) d + z`` (possibly ``d`` updated in place)."""
         return (zTr_new / zTr) * d + z
 
+    def tr_trial(self, alpha, d, Hd, s, r, M, spare=None):
+        """The trust-region CG's step ``s + alpha d``, residual ``r - alpha Hd``, ``z = r / M``, ``z.r`` and the
+        step's ``s.M.s`` (``spare``: vectors an implementation may write the three vectors into)."""
+        s_new = s + alpha * d
+        r_new = r - alpha * Hd
+        z_new = r_new / M
+        return s_new, r_new, z_new, self.dot(z_new, r_new), self.uMv(s_new, M, s_new)
+
+    def axpy(self, a, x, y, out=None):
+        """``y + a x`` (``out``: a vector an implementation may write it into, ``y`` itself included)."""
+        # 1.0 x is x (a host float only: comparing a device scalar would synchronise)
+        return y + x if type(a) is float and a == 1.0 else y + a * x
+
+    def preconditioner(self, diag, a):
+        """LIBLINEAR's ``(1 - a) + a diag`` (an implementation may write into a vector of its own, valid until
+        the next call)."""
+        return (1 - a) + a * diag
+
 
 class _WithCgUpdates(XpOps):
     """An objective's own reductions with :class:`XpOps`' CG updates (for ``ops`` that bring none)."""

@@ -188,3 +188,53 @@ def test_binary_matrices_read_no_values_and_give_the_same_bits(variant, reorder)
     for with_values, without in zip(run(ones), run(empty)):
         np.testing.assert_array_equal(without, with_values)
     np.testing.assert_allclose(run(empty)[2], _products_cpu.hv_reference(ip, ix, ones, rows, coef, v), rtol=1e-12)
+
+
+def test_fused_vector_updates_give_numpy_bits():
+    """The solver's fused updates (trust-region CG step, ``y + a x``, the preconditioner) are bit for bit the
+    numpy expressions they replace; ``y + (-a) x`` is ``y - a x``."""
+    rng = np.random.default_rng(11)
+    n = 1003
+    d, Hd, s, r = (rng.standard_normal(n) * 10.0 ** rng.integers(-5, 5, n) for _ in range(4))
+    M = rng.random(n) + 0.01
+    alpha = 0.37 * rng.random()
+    s_new, r_new, z_new = np.empty(n), np.empty(n), np.empty(n)
+    zr, sMs = _products_cpu.tr_trial(alpha, d, Hd, s, r, M, s_new, r_new, z_new)
+    ref_s, ref_r = s + alpha * d, r - alpha * Hd
+    ref_z = ref_r / M
+    for got, ref in ((s_new, ref_s), (r_new, ref_r), (z_new, ref_z)):
+        assert got.tobytes() == ref.tobytes()
+    assert zr == _products_cpu.ddot(ref_z, ref_r) and sMs == _products_cpu.uTMv(ref_s, M, ref_s)
+    out = np.empty(n)
+    _products_cpu.axpy(-alpha, d, s, out)
+    assert out.tobytes() == (s - alpha * d).tobytes()
+    _products_cpu.axpy(alpha, d, s, s)  # in place
+    assert s.tobytes() == ref_s.tobytes()
+    _products_cpu.affine(1 - 0.01, 0.01, M, out)
+    assert out.tobytes() == ((1 - 0.01) + 0.01 * M).tobytes()
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_rows_read_in_place_give_the_reordered_copys_bits(binary, monkeypatch):
+    """A small matrix is read where it is, its rows through the order (int64 indices viewed as uint64); a large
+    one is copied in that order: every product is the same bits."""
+    from dtlab.linear import _row_blocks
+
+    rng = np.random.default_rng(5)
+    X = _random_csr(rng, 80, 21, 0.3)
+    if binary:
+        X.data[:] = 1.0
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    order = rng.permutation(80).astype(np.int64)
+    in_place = NumbaCsrRows(X, order)
+    assert in_place.rows is order and in_place._s["indices"].base is not None  # a view of X's indices
+    monkeypatch.setattr(_row_blocks, "READ_IN_PLACE_MAX_NNZ", 0)
+    copied = NumbaCsrRows(X, order)
+    assert copied.rows is _ALL_ROWS and copied._s["indices"].dtype == np.uint32
+    v, u, c = rng.standard_normal(21), rng.standard_normal(80), rng.random(80)
+    for a, b in ((in_place, copied), (in_place.restrict([3, 7, 40]), copied.restrict([3, 7, 40]))):
+        m = a.n_rows
+        assert a.nnz == b.nnz
+        got = [a.matvec(v), a.hv(c[:m], v), *a.rmatvec_sq(u[:m], 2.0, c[:m], 1.0)]
+        ref = [b.matvec(v), b.hv(c[:m], v), *b.rmatvec_sq(u[:m], 2.0, c[:m], 1.0)]
+        assert all(x.tobytes() == y.tobytes() for x, y in zip(got, ref))

@@ -128,3 +128,32 @@ def test_sparse_squares_share_nothing_with_x(small_problem):
     block.sq_rmatvec(2.0, np.ones(X.shape[0]))
     np.testing.assert_array_equal(X.data, before)
     assert scipy.sparse.issparse(block._X2)
+
+
+def test_outputs_reuse_vectors_only_while_solving(small_problem):
+    """Outside ``solving()`` every grad / hv is a new vector (callers may keep them); inside, one fused block's
+    products write into vectors of the solve, valid until the next call of the same method."""
+    X, y = small_problem
+    rng = np.random.default_rng(4)
+    w, s = rng.standard_normal(X.shape[1]) * 0.3, rng.standard_normal(X.shape[1])
+    obj = L2Objective([LOSSES["logistic"](NumbaCsrRows(X), y, 1.0)], np)
+    obj.fun(w)
+    g1, h1 = obj.grad(w).copy(), obj.hv(s).copy()
+    assert obj.grad(w) is not obj.grad(w) and obj.hv(s) is not obj.hv(s)
+    with obj.solving():
+        g, d, h = obj.grad(w), obj.diag(), obj.hv(s)
+        assert obj.grad(w) is g and obj.diag() is d and obj.hv(s) is h
+        assert g.tobytes() == g1.tobytes() and h.tobytes() == h1.tobytes()
+    assert obj.grad(w) is not g and obj.hv(s) is not h
+
+
+def test_vector_ops_reuse_their_vectors_only_when_asked():
+    rng = np.random.default_rng(2)
+    g, M = rng.standard_normal(50), rng.random(50) + 1.0
+    for reuse in (False, True):
+        ops = LiblinearVectorOps(reuse=reuse)
+        first, second = ops.cg_start(g, M)[:4], ops.cg_start(g, M)[:4]
+        assert all((a is b) == reuse for a, b in zip(first, second))
+        w = np.zeros(50)
+        assert (ops.axpy(0.5, g, w, out=w) is w) == reuse
+        assert (ops.preconditioner(M, 0.01) is ops.preconditioner(M, 0.01)) == reuse
