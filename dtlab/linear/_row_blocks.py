@@ -86,39 +86,18 @@ class ArrayRows:
 _ALL_ROWS = np.empty(0, dtype=np.int64)
 
 
-#: A CSR matrix of at most this many non-zeros is read where it is: its rows in a given order through an index
-#: array (:class:`NumbaCsrRows`), its int64 row pointers and indices viewed as unsigned.  Copying it would cost
-#: more than the products gain from streaming the copy (RCV1's subset, 78k non-zeros: a 0.2-0.4 ms copy to
-#: uint32 indices in LIBLINEAR's row order, against 5-10 products of 0.1-0.15 ms on data held in cache).
-READ_IN_PLACE_MAX_NNZ = 1 << 17
-
-
-def _unsigned(a: np.ndarray, narrow: bool) -> np.ndarray:
-    """``a`` (non-negative integers) as unsigned: a view where its width allows (int64 as uint64 unless
-    ``narrow``), else a copy to uint32."""
-    a = np.ascontiguousarray(a)
-    if a.dtype == np.int32 or a.dtype == np.uint32:
-        return a.view(np.uint32)
-    if not narrow and (a.dtype == np.int64 or a.dtype == np.uint64):
-        return a.view(np.uint64)
-    return a.astype(np.uint32)
-
-
 def csr_arrays(X: scipy.sparse.csr_matrix, order: np.ndarray | None = None) -> dict:
-    """The kernels' arrays of ``X`` (unsigned row pointers and indices, float64 values), rows in ``order``.
+    """The kernels' arrays of ``X`` (uint64 row pointers, uint32 indices, float64 values), rows in ``order``.
 
     A row order is applied by copying the rows (in parallel), so that the
     products stream through memory instead of jumping between the rows of
-    the two classes; so are int64 indices of more than
-    :data:`READ_IN_PLACE_MAX_NNZ` non-zeros, to uint32 (4 bytes per non-zero
-    read instead of 8).  Otherwise the arrays are views of ``X``'s.  A binary
-    ``X`` (every stored value 1.0) gets an empty ``data``: the kernels then
-    read no values (:mod:`._products_cpu`).
+    the two classes.  A binary ``X`` (every stored value 1.0) gets an empty
+    ``data``: the kernels then read no values (:mod:`._products_cpu`).
     """
     binary = bool(np.all(X.data == 1.0))
     if order is None or np.array_equal(order, np.arange(len(order))):
-        indptr = X.indptr.view(np.uint64) if X.indptr.dtype == np.int64 else X.indptr.astype(np.uint64)
-        indices = _unsigned(X.indices, narrow=X.nnz > READ_IN_PLACE_MAX_NNZ)
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.uint64)
+        indices = np.ascontiguousarray(X.indices, dtype=np.uint32)
         data = np.empty(0) if binary else np.ascontiguousarray(X.data, dtype=np.float64)
     else:
         lengths = np.diff(X.indptr)[order]
@@ -147,24 +126,14 @@ class NumbaCsrRows:
 
     def __init__(self, X: scipy.sparse.csr_matrix | None, order: np.ndarray | None = None, *,
                  _shared: dict | None = None, _rows: np.ndarray | None = None):
-        permutation = False
-        if _shared is None:
-            if order is not None and X.nnz <= READ_IN_PLACE_MAX_NNZ:
-                # read in place, the rows through ``order``: the same sums in the same order as a reordered copy's
-                order = np.ascontiguousarray(order, dtype=np.int64)
-                if not np.array_equal(order, np.arange(len(order))):
-                    _rows, permutation = order, True
-                _shared = csr_arrays(X)
-            else:
-                _shared = csr_arrays(X, order)
-        self._s = _shared
+        self._s = csr_arrays(X, order) if _shared is None else _shared
         self.n_features = self._s["shape"][1]
         indptr = self._s["indptr"]
         if _rows is None:  # all rows, in order: the kernels skip the indirection for an empty index array
             self.rows, self.n_rows, self.nnz = _ALL_ROWS, self._s["shape"][0], int(indptr[-1])
         else:
             self.rows, self.n_rows = _rows, len(_rows)
-            self.nnz = int(indptr[-1]) if permutation else int((indptr[_rows + 1] - indptr[_rows]).sum())
+            self.nnz = int((indptr[_rows + 1] - indptr[_rows]).sum())
 
     def _kernels(self, slot: str = "partial", out=None):
         """Kernels for this block's size, the output vector (``out``, or a new one) and the per-chunk scratch it

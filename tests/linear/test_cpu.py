@@ -213,28 +213,3 @@ def test_fused_vector_updates_give_numpy_bits():
     _products_cpu.affine(1 - 0.01, 0.01, M, out)
     assert out.tobytes() == ((1 - 0.01) + 0.01 * M).tobytes()
 
-
-@pytest.mark.parametrize("binary", [False, True])
-def test_rows_read_in_place_give_the_reordered_copys_bits(binary, monkeypatch):
-    """A small matrix is read where it is, its rows through the order (int64 indices viewed as uint64); a large
-    one is copied in that order: every product is the same bits."""
-    from dtlab.linear import _row_blocks
-
-    rng = np.random.default_rng(5)
-    X = _random_csr(rng, 80, 21, 0.3)
-    if binary:
-        X.data[:] = 1.0
-    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
-    order = rng.permutation(80).astype(np.int64)
-    in_place = NumbaCsrRows(X, order)
-    assert in_place.rows is order and in_place._s["indices"].base is not None  # a view of X's indices
-    monkeypatch.setattr(_row_blocks, "READ_IN_PLACE_MAX_NNZ", 0)
-    copied = NumbaCsrRows(X, order)
-    assert copied.rows is _ALL_ROWS and copied._s["indices"].dtype == np.uint32
-    v, u, c = rng.standard_normal(21), rng.standard_normal(80), rng.random(80)
-    for a, b in ((in_place, copied), (in_place.restrict([3, 7, 40]), copied.restrict([3, 7, 40]))):
-        m = a.n_rows
-        assert a.nnz == b.nnz
-        got = [a.matvec(v), a.hv(c[:m], v), *a.rmatvec_sq(u[:m], 2.0, c[:m], 1.0)]
-        ref = [b.matvec(v), b.hv(c[:m], v), *b.rmatvec_sq(u[:m], 2.0, c[:m], 1.0)]
-        assert all(x.tobytes() == y.tobytes() for x, y in zip(got, ref))
