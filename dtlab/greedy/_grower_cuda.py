@@ -24,6 +24,7 @@ from ._node_rules import (
     keeps_split,
     min_split,
 )
+from ._partition_cuda import partition_kernels
 from ._scans_cuda import CONST, POS, SCORE, THR, THREADS_PER_BLOCK, _kernels
 from ._stats import STATS
 
@@ -54,7 +55,7 @@ def grow_cuda(XT: np.ndarray, y: np.ndarray, criterion: int, n_outputs: int, max
         raise ValueError("criterion='gain_ratio' runs on the CPU only; use backend='cpu'")
     tpb = SIMULATOR_THREADS_PER_BLOCK if backend.simulated else THREADS_PER_BLOCK
     weighted = w is not None
-    k = _kernels(tpb)
+    k = {**_kernels(tpb), **partition_kernels(tpb)}
     scan = k[_SCAN_OF[criterion] + ("_weighted" if weighted else "")]
     mark, partition = k["mark"], k["partition"]
     node_stats = STATS["weighted" if weighted else "unweighted"]["node_stats"]

@@ -20,7 +20,8 @@ order (the feature draws that break ties need that order); per node:
    applies the CPU grower's rules (:mod:`._node_rules`);
 3. unless neither child can split, ``mark`` flags the rows going left and
    ``partition`` -- one block per feature -- moves them first in every list,
-   stably (block-wide scans of the flags give each row its destination).
+   stably (block-wide scans of the flags give each row its destination;
+   :mod:`._partition_cuda`).
 
 The scans are written once (:func:`scan_mse`, :func:`scan_classes`, device
 functions) for weighted and unweighted fits and compiled per variant of
@@ -63,7 +64,7 @@ from numba import cuda
 from .._cuda_blocks import block_argmax, block_inclusive_scan
 from .._jit import compile_functions, cuda_device, rebind
 from ..backend import cuda_simulator_enabled
-from ..gpu.kernels import declare_kernel, variants
+from ..gpu.kernels import declare_kernel
 from ..gpu.model import Work
 from ._node_rules import LN2
 from ._weights import VARIANTS, compile_weights
@@ -337,52 +338,10 @@ def _scan_kernels(tpb: int) -> dict:
 
 
 @functools.lru_cache(maxsize=4)
-def _kernels(tpb: int):
-    """Compile the kernels for ``tpb`` threads per block: the scans (:func:`_scan_kernels`), ``mark`` and
-    ``partition``.
-
-    A shared array's size is a compile-time constant, so each kernel declares
-    its own (``tpb`` entries) and passes them to the device functions.
-    """
-    kernels = _scan_kernels(tpb)
-
-    @cuda.jit
-    def mark(rows, f, s, e, mid, goes_left):
-        i = s + cuda.grid(1)
-        if i < e:
-            goes_left[rows[f, i]] = 1 if i < mid else 0
-
-    @cuda.jit
-    def partition(active, rows, vals, ylist, s, e, n_left, goes_left, tmp_rows, tmp_vals, tmp_y):
-        g = active[cuda.blockIdx.x]
-        tid = cuda.threadIdx.x
-        buf = cuda.shared.array(tpb, np.int64)
-        m = e - s
-        carry = 0  # left rows placed so far
-        for c0 in range(0, m, tpb):
-            i = c0 + tid
-            flag = 0
-            if i < m:
-                flag = goes_left[rows[g, s + i]]
-            buf[tid] = flag
-            block_inclusive_scan(buf, tid, tpb)
-            if i < m:
-                left_rank = carry + buf[tid] - flag  # exclusive: left rows before this one
-                dest = left_rank if flag else n_left + (i - left_rank)
-                tmp_rows[g, s + dest] = rows[g, s + i]
-                tmp_vals[g, s + dest] = vals[g, s + i]
-                tmp_y[g, s + dest] = ylist[g, s + i]
-            carry += buf[tpb - 1]
-            cuda.syncthreads()
-        cuda.syncthreads()
-        for c0 in range(0, m, tpb):
-            i = c0 + tid
-            if i < m:
-                rows[g, s + i] = tmp_rows[g, s + i]
-                vals[g, s + i] = tmp_vals[g, s + i]
-                ylist[g, s + i] = tmp_y[g, s + i]
-
-    return {**kernels, "mark": mark, "partition": partition}
+def _kernels(tpb: int) -> dict:
+    """The scan kernels for ``tpb`` threads per block (:func:`_scan_kernels`), compiled once per block size; the
+    rows' partition after a split is :mod:`._partition_cuda`'s."""
+    return _scan_kernels(tpb)
 
 
 # ---- declarations: the argument types of every launch, the block size on a device, the work of a launch ----
@@ -393,17 +352,6 @@ def _scan_work(launch) -> Work:
     classes = launch.shapes[7] if len(launch.shapes) > 9 else 1
     return Work(bytes=features * m * (8 + 8 + 4), flops64=features * m * (6 + 6 * classes),
                 ops=features * m * (12 + 10 * classes))
-
-
-def _partition_work(launch) -> Work:
-    features = launch.grid[0]
-    m = launch.shapes[5] - launch.shapes[4]
-    return Work(bytes=features * m * (4 + 4 + 8) * 3 + features * m, ops=features * m * 20)
-
-
-def _mark_work(launch) -> Work:
-    m = launch.shapes[3] - launch.shapes[2]
-    return Work(bytes=m * 5, ops=m * 4)
 
 
 def _root_scan(n: int, d: int):
@@ -431,15 +379,6 @@ SCAN_ENTROPY = declare_kernel(
     "greedy.scan_entropy", build=_DEVICE("entropy"), blocks=(THREADS_PER_BLOCK,), model=_scan_work, exact=False,
     summary="a block per feature: a block scan per class, entropy proxy (libdevice log: not the CPU's bits)",
     signatures=_CLASS_SIG)
-MARK = declare_kernel(
-    "greedy.mark", build=_DEVICE("mark"), blocks=(THREADS_PER_BLOCK,), model=_mark_work,
-    summary="a thread per row of the node: left or right of the chosen split",
-    signatures=("void(int32[:, ::1], int64, int64, int64, int64, uint8[::1])",))
-PARTITION = declare_kernel(
-    "greedy.partition", build=_DEVICE("partition"), blocks=(THREADS_PER_BLOCK,), model=_partition_work,
-    summary="a block per feature: stable partition of the node's segment by block scans of the flags",
-    signatures=variants("void(int64[::1], int32[:, ::1], float32[:, ::1], {Y}[:, ::1], int64, int64, int64, "
-                        "uint8[::1], int32[:, ::1], float32[:, ::1], {Y}[:, ::1])", Y=("float64", "int32")))
 
 
 def _weighted_scan_work(launch) -> Work:
