@@ -248,3 +248,26 @@ def test_parallel_presort_equals_the_serial_one(rng):
     assert two.parallel and not one.parallel
     np.testing.assert_array_equal(one.rows0, two.rows0)
     np.testing.assert_array_equal(one.vals0, two.vals0)
+
+
+def test_logistic_base_margin_is_xgboosts_to_the_bit():
+    """The first round's margin of the logistic loss is XGBoost's ``ProbToMargin``, ``-logf(1/p - 1)`` in
+    float32, for any base probability: XGBoost's margin before any tree (``num_boost_round=0``) equals dtlab's
+    bit for bit.  The float64 ``log(p / (1 - p))`` rounded to float32 differs on about half of them (by a few
+    float32 steps); at 500,000 rows that moved one threshold of the first tree (see
+    :func:`tests.boosting.test_real_data.test_exact_grows_xgboost_exacts_first_tree_at_500000_rows`)."""
+    from dtlab.boosting.losses import Logistic
+
+    probabilities = np.concatenate([[0.49586299172598347, 1e-6, 0.5, 1 - 1e-6],
+                                    np.random.default_rng(0).uniform(0.001, 0.999, size=60)])
+    X = np.zeros((2, 1), np.float32)
+    ours, theirs, float64_rounded = [], [], []
+    for p in probabilities:
+        booster = xgb.train({"objective": "binary:logistic", "base_score": float(p)},
+                            xgb.DMatrix(X, label=[0, 1]), num_boost_round=0)
+        theirs.append(booster.predict(xgb.DMatrix(X), output_margin=True)[0])
+        ours.append(np.float32(Logistic.base_margin(float(p))))
+        float64_rounded.append(np.float32(np.log(p / (1 - p))))
+    np.testing.assert_array_equal(ours, theirs)
+    assert np.float32(np.log(0.49586299172598347 / (1 - 0.49586299172598347))) != ours[0]  # the case that differed
+    assert np.mean(np.array(float64_rounded) != np.array(theirs)) > 0.2

@@ -120,3 +120,25 @@ def test_hist_mean_auc_within_0002_of_the_best_peer(name):
         aucs.append([roc_auc_score(yte, fit(Xtr, ytr).predict_proba(Xte)[:, 1]) for fit in fits])
     mean = dict(zip(names, np.mean(aucs, axis=0)))
     assert mean["dtlab hist"] >= max(mean["LightGBM"], mean["XGBoost hist"]) - 0.002, mean
+
+
+@pytest.mark.slow
+def test_exact_grows_xgboost_exacts_first_tree_at_500000_rows():
+    """At the paper's scale (the project's synthetic rows, 500,000 x 28 for training, depth 6) dtlab exact
+    grows XGBoost exact's first tree.  It used not to: node 37 split at -0.3680168 against XGBoost's
+    -0.3679922.  Near-equal gains there are decided in float32 (XGBoost's ``loss_chg``): the two candidates
+    tie at 86.203125 with XGBoost's gradients and the scan from the largest value keeps the higher threshold;
+    dtlab's first gradients were a few float32 steps off, from a base margin computed as the float64 logit
+    rather than XGBoost's float32 ``-logf(1/p - 1)``, enough to part them by one step.  One tree suffices
+    (12 s); the 40-tree benchmark model agrees on all 40 trees, predictions within 3e-7."""
+    from dtlab.boosting.datasets import holdout_split, synthetic
+    from workbench.boosting.compare import against_xgboost
+
+    X, y = synthetic(int(500_000 / 0.75), seed=0)
+    X, y, _, _ = holdout_split(X, y)
+    params = dict(n_estimators=1, max_depth=6, learning_rate=0.3)
+    ours = GBDTClassifier(**params, split_method="exact", n_jobs=2).fit(X, y)
+    peer = xgb.XGBClassifier(**params, tree_method="exact", n_jobs=2, base_score=float(np.mean(y))).fit(X, y)
+    got = against_xgboost(ours, peer, X)
+    assert got["same_trees"] == 1, got["differences"]
+    assert got["max_prediction_difference"] < 1e-6
