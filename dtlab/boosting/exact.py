@@ -45,7 +45,7 @@ class ExactSearch:
         nnz = int(data.indptr[-1])
         self.n_workers = n_workers
         # a parallel region costs tens of microseconds on a quiet machine and milliseconds on a busy one:
-        # small lists are scanned serially
+        # tiny lists are scanned serially (PARALLEL_MIN_WORK)
         self.parallel = n_workers > 1 and nnz >= PARALLEL_MIN_WORK
         self.rows0, self.vals0 = np.empty(nnz, np.int32), np.empty(nnz, np.float32)
         run_slices(_presort_features, data.n_features, n_workers if self.parallel else 1, data, SORTS[DEFAULT_SORT],
