@@ -93,3 +93,24 @@ def test_placement_only_with_cuda(small_problem):
     X, y = small_problem
     with pytest.raises(ValueError, match="applies to backend='cuda' only"):
         TronLogisticRegression(backend="cpu", placement="device").fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [TronLogisticRegression, TronLinearSVC])
+def test_long_rows_read_through_the_order_give_the_copied_rows_model(cls, monkeypatch):
+    """CSR rows of at least ``READ_THROUGH_ORDER_MIN_ROW_NNZ`` entries on average are read in place through
+    LIBLINEAR's row order rather than copied into it: the same sums in the same order, so the same model to the
+    bit, on one thread and two."""
+    import scipy.sparse
+
+    from dtlab.linear import placement
+
+    rng = np.random.default_rng(4)
+    X = scipy.sparse.random(300, 2_000, density=0.04, format="csr", random_state=rng)  # 80 entries a row
+    y = np.where(X @ rng.normal(size=2_000) + 0.1 * rng.normal(size=300) > 0, 1, -1)
+    assert X.nnz >= placement.READ_THROUGH_ORDER_MIN_ROW_NNZ * X.shape[0]
+    for n_jobs in (1, 2):
+        read_through = cls(C=2.0, backend="cpu", n_jobs=n_jobs).fit(X, y)
+        with monkeypatch.context() as m:
+            m.setattr(placement, "READ_THROUGH_ORDER_MIN_ROW_NNZ", 10 ** 9)
+            copied = cls(C=2.0, backend="cpu", n_jobs=n_jobs).fit(X, y)
+        assert np.array_equal(read_through.coef_, copied.coef_) and read_through.n_iter_ == copied.n_iter_
