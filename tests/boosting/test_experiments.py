@@ -61,6 +61,30 @@ def test_goals_count_only_when_the_whole_spread_meets_them():
     entry["auc_peer"] = 0.95  # faster in every round but not at equal AUC
     entry["speedup_spread"] = [1.1, 1.3]
     assert not next(iter(bench.goals_of([entry], E.GOALS).values()))["met"]
+    # with the means over splits, those decide: a lower single split does not miss, a lower mean does
+    entry.update(auc_dtlab_mean=0.9010, auc_peer_mean=0.9025)
+    assert next(iter(bench.goals_of([entry], E.GOALS).values()))["met"]
+    entry.update(auc_peer_mean=0.9035)
+    assert not next(iter(bench.goals_of([entry], E.GOALS).values()))["same_auc"]
+    entry.update(auc_dtlab_mean=0.95)  # better by more than the tolerance: still at least as accurate
+    assert next(iter(bench.goals_of([entry], E.GOALS).values()))["same_auc"]
+
+
+def test_mean_auc_over_splits_is_seeded_and_averages_single_splits():
+    from sklearn.metrics import roc_auc_score
+
+    from dtlab.boosting.datasets import holdout_split
+
+    X, y = synthetic(800, 5, seed=3)
+    names = ("dtlab hist", "scikit-learn HGB")
+    mean = bench.mean_auc_over_splits(X, y, names, n_splits=3, take=600, n_trees=3, max_depth=3)
+    assert mean == bench.mean_auc_over_splits(X, y, names, n_splits=3, take=600, n_trees=3, max_depth=3)
+    singles = []
+    for seed in range(3):  # the same draws by hand, dtlab hist alone
+        rows = np.random.default_rng(seed).permutation(800)[:600]
+        Xtr, ytr, Xte, yte = holdout_split(X[rows], y[rows])
+        singles.append(roc_auc_score(yte, E.contender("dtlab hist", 3, 3, 1)(Xtr, ytr).predict_proba(Xte)[:, 1]))
+    assert mean["dtlab hist"] == pytest.approx(np.mean(singles)) and 0.5 < mean["scikit-learn HGB"] <= 1
 
 
 def test_heldout_set_and_selection_from_the_environment(monkeypatch):

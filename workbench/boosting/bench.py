@@ -72,15 +72,52 @@ def exact_agreement(models: dict, X: np.ndarray) -> dict[str, Any]:
     return out
 
 
+#: Seeded shuffled 75/25 splits of :func:`mean_auc_over_splits` per data set, and the rows each split draws
+#: (None: all).  dtlab hist - LightGBM varies by about 0.005 between single HIGGS splits (0.002 on the held-out
+#: set), so 24 splits bring the standard error of the mean difference to about 0.001 (12 to 0.0006 there).
+MEAN_AUC_SPLITS = {"higgs": (24, None), "heldout": (12, 20_000), "synthetic": (12, 20_000)}
+
+
+def mean_auc_over_splits(X: np.ndarray, y: np.ndarray, names: tuple[str, ...], n_splits: int,
+                         take: int | None = None, n_trees: int = 40, max_depth: int = 6) -> dict[str, float]:
+    """Each contender's test AUC averaged over ``n_splits`` seeded shuffled 75/25 splits of ``take`` rows of
+    ``(X, y)`` (seeds 0, 1, ...; all rows for None), one thread each: the accuracy the goals compare, which one
+    split cannot decide.
+
+    Returns
+    -------
+    dict: contender name -> mean AUC
+    """
+    from sklearn.metrics import roc_auc_score
+
+    from dtlab.boosting.datasets import holdout_split
+    from workbench.boosting.experiments import contender
+
+    fits = [contender(n, n_trees, max_depth, 1) for n in names]
+    aucs = []
+    for seed in range(n_splits):
+        rows = np.random.default_rng(seed).permutation(X.shape[0])[:take]
+        Xtr, ytr, Xte, yte = holdout_split(X[rows], y[rows])
+        aucs.append([roc_auc_score(yte, fit(Xtr, ytr).predict_proba(Xte)[:, 1]) for fit in fits])
+    return {n: float(v) for n, v in zip(names, np.mean(aucs, axis=0))}
+
+
 def goals_of(comparisons: list[dict[str, Any]], limits: dict) -> dict[str, dict[str, Any]]:
-    """Each goal per data set and mode: met over the whole spread and at equal AUC, and by how much it is off."""
+    """Each goal per data set and mode: met over the whole spread and at equal AUC, and by how much it is off.
+
+    Equal AUC: where the comparison carries the AUCs averaged over splits (``auc_dtlab_mean``,
+    ``auc_peer_mean``), dtlab's at least the peer's less :data:`AUC_TOLERANCE`; otherwise (runs recorded
+    before them) the one split's within it."""
     out = {}
     for c in comparisons:
         limit = limits.get((c["dtlab"], c["peer_name"]))
         if limit is None:
             continue
         worst = c.get("time_ratio_spread", [1 / c["speedup"]] * 2)[1]
-        same_auc = abs(c["auc_dtlab"] - c["auc_peer"]) <= AUC_TOLERANCE
+        if "auc_dtlab_mean" in c:
+            same_auc = c["auc_dtlab_mean"] >= c["auc_peer_mean"] - AUC_TOLERANCE
+        else:
+            same_auc = abs(c["auc_dtlab"] - c["auc_peer"]) <= AUC_TOLERANCE
         out[f"{c['dataset']}: {c['dtlab']} / {c['peer_name']} time <= {limit} ({c['mode']})"] = {
             "met": bool(goal_met(c, max_time_ratio=limit) and same_auc), "limit": limit,
             "median_time_ratio": 1 / c["speedup"], "worst_time_ratio": worst, "same_auc": bool(same_auc),
@@ -102,7 +139,8 @@ def _pair_rule(ours: str, peer: str, limit: float) -> Rule:
                             + (f"; missed in {len(missed)} of {len(goals)} data set x mode" if missed else ""))
 
     return Rule(f"{ours} / {peer} <= {limit:g}", f"{ours}'s time at most {limit:g} x {peer}'s in every round, on "
-                f"every data set, per core and whole machine, at equal test AUC (within {AUC_TOLERANCE})", judge)
+                f"every data set, per core and whole machine, at equal test AUC (dtlab's mean over seeded splits "
+                f"at least the peer's less {AUC_TOLERANCE})", judge)
 
 
 #: The CPU benchmark's goal, one rule per pair of :data:`GOALS`.

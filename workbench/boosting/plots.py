@@ -84,6 +84,8 @@ def peer_captions(results: dict[str, Any]) -> dict[str, str]:
     rows_of: dict[str, Any] = {}
     for c in results["comparisons"]:
         auc = f", AUC {c['auc_dtlab']:.4f} vs {c['auc_peer']:.4f}" if "auc_dtlab" in c else ""
+        if "auc_dtlab_mean" in c:
+            auc += f" (mean over splits {c['auc_dtlab_mean']:.4f} vs {c['auc_peer_mean']:.4f})"
         by_set.setdefault(c["dataset"], []).append(
             f"{c['dtlab']} vs {c['peer_name']} {MODE_WORDS[c['mode']]}: {speedup_spread(c)}{auc}")
         rows_of[c["dataset"]] = c.get("n_samples")
