@@ -146,9 +146,13 @@ def _pair_rule(ours: str, peer: str, limit: float) -> Rule:
 #: The CPU benchmark's goal, one rule per pair of :data:`GOALS`.
 GOAL = Goal(
     statement="; ".join(f"{a} / {b} time <= {v:g} in every round" for (a, b), v in GOALS.items())
-              + f", at equal test AUC (within {AUC_TOLERANCE}), on every data set, per core and whole machine",
+              + f", at equal test AUC (dtlab's mean over seeded splits at least the peer's less {AUC_TOLERANCE}), on "
+                "every data set, per core and whole machine",
     rules=tuple(_pair_rule(a, b, v) for (a, b), v in GOALS.items()),
     history=(("2026-11-30", "dtlab exact / XGBoost exact time <= 0.33 and dtlab hist / LightGBM <= 1.2 (synthetic "
                             "rows, whole machine, median)", "first set with the benchmark (f35e506)"),
              ("2026-12-01", "<= 0.25 and <= 1.0 in every round, at equal test AUC, on every data set and mode",
-              "issue #20's limits, judged over the whole spread (36937f1)")))
+              "issue #20's limits, judged over the whole spread (36937f1)"),
+             ("2026-12-05", "equal test AUC judged by the mean over seeded splits (dtlab's at least the peer's less "
+                            "0.002) instead of one split's AUC within 0.002",
+              "one split's AUC moves by 0.005 between HIGGS splits (2890422)")))
