@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import scipy.sparse
 
-from dtlab._validation import check_int, check_real, check_X, check_y
+from dtlab._validation import check_int, check_real, check_X, check_y, sorted_labels_and_codes
 
 
 def test_check_X_accepts_and_converts():
@@ -53,3 +53,22 @@ def test_scalar_checks():
         check_real(-0.1, "alpha", low=0)
     with pytest.raises(TypeError):
         check_real(float("nan"), "alpha")
+
+
+@pytest.mark.parametrize("y", [
+    np.array([1, -1, 1, 0, 7, -1]),
+    np.array([0.0, -0.0, 2.5, 2.5, -3.0]),  # -0.0 and 0.0 are one label
+    np.array([True, False, True]),
+    np.array([3, 3, 3], dtype=np.uint8),
+    np.array([2**62, -(2**62), 2**62]),  # int64 beyond float64's exact integers
+    np.array(["b", "a", "b"]),
+    np.array(["b", "a", "b"], dtype=object),
+    np.array([], dtype=np.float64),
+])
+def test_sorted_labels_and_codes_is_np_unique(y):
+    classes, codes = sorted_labels_and_codes(y)
+    want_classes, want_codes = np.unique(y, return_inverse=True)
+    assert classes.dtype == want_classes.dtype
+    np.testing.assert_array_equal(classes, want_classes)
+    np.testing.assert_array_equal(codes, want_codes)
+    np.testing.assert_array_equal(classes[codes], y)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, fit_target
+from .._validation import check_int, check_real, check_sklearn_input_shape, check_X, fit_target, sorted_labels_and_codes
 from ..backend import BACKEND_NAMES, Backend, is_device_array, resolve_backend, resolve_threads, to_host
 from .placement import PLACEMENTS
 
@@ -76,7 +76,7 @@ def _classes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     class; more than two values that are not class labels)."""
     from sklearn.utils.multiclass import type_of_target
 
-    classes, codes = np.unique(y, return_inverse=True)
+    classes, codes = sorted_labels_and_codes(y)
     if classes.shape[0] < 2:
         raise ValueError(f"y has only one class ({y[0]!r}); a classifier needs samples of two classes or more")
     if classes.shape[0] > 2 and type_of_target(y) == "continuous":  # two values of any kind are two labels
