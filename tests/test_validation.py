@@ -72,3 +72,12 @@ def test_sorted_labels_and_codes_is_np_unique(y):
     np.testing.assert_array_equal(classes, want_classes)
     np.testing.assert_array_equal(codes, want_codes)
     np.testing.assert_array_equal(classes[codes], y)
+
+
+def test_sorted_labels_and_codes_with_many_classes_or_nan_is_np_unique():
+    rng = np.random.default_rng(0)
+    for y in (rng.integers(0, 40, 500), np.array([1.0, np.nan, 0.0, 1.0]), rng.random(100)):
+        classes, codes = sorted_labels_and_codes(y, max_passes=8)
+        want_classes, want_codes = np.unique(y, return_inverse=True)
+        np.testing.assert_array_equal(classes, want_classes)
+        np.testing.assert_array_equal(codes, want_codes)
