@@ -77,8 +77,8 @@ def test_mean_auc_over_splits_is_seeded_and_averages_single_splits():
 
     X, y = synthetic(800, 5, seed=3)
     names = ("dtlab hist", "scikit-learn HGB")
-    mean = bench.mean_auc_over_splits(X, y, names, n_splits=3, take=600, n_trees=3, max_depth=3)
-    assert mean == bench.mean_auc_over_splits(X, y, names, n_splits=3, take=600, n_trees=3, max_depth=3)
+    mean = E.mean_auc_over_splits(X, y, names, n_splits=3, take=600, n_trees=3, max_depth=3)
+    assert mean == E.mean_auc_over_splits(X, y, names, n_splits=3, take=600, n_trees=3, max_depth=3)
     singles = []
     for seed in range(3):  # the same draws by hand, dtlab hist alone
         rows = np.random.default_rng(seed).permutation(800)[:600]

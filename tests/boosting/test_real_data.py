@@ -96,7 +96,8 @@ def test_hist_mean_auc_within_0002_of_the_best_peer(name):
     it: dtlab hist - LightGBM varies by 0.005 between HIGGS splits.  HIGGS: the subset's 10,984 rows; held-out:
     20,000 of the benchmark's 80,000 rows (``heldout(60_000)``) per split."""
     pytest.importorskip("lightgbm")  # the contender imports it
-    from workbench.boosting.bench import MEAN_AUC_SPLITS, heldout, mean_auc_over_splits
+    from workbench.boosting.bench import MEAN_AUC_SPLITS, heldout
+    from workbench.boosting.experiments import mean_auc_over_splits
 
     if name == "higgs":
         d = load_higgs()

@@ -72,34 +72,11 @@ def exact_agreement(models: dict, X: np.ndarray) -> dict[str, Any]:
     return out
 
 
-#: Seeded shuffled 75/25 splits of :func:`mean_auc_over_splits` per data set, and the rows each split draws
-#: (None: all).  dtlab hist - LightGBM varies by about 0.005 between single HIGGS splits (0.002 on the held-out
-#: set), so 24 splits bring the standard error of the mean difference to about 0.001 (12 to 0.0006 there).
+#: Seeded shuffled 75/25 splits of :func:`workbench.boosting.experiments.mean_auc_over_splits` per data set, and
+#: the rows each split draws (None: all).  dtlab hist - LightGBM varies by about 0.005 between single HIGGS
+#: splits (0.002 on the held-out set), so 24 splits bring the standard error of the mean difference to about
+#: 0.001 (12 to 0.0006 there).
 MEAN_AUC_SPLITS = {"higgs": (24, None), "heldout": (12, 20_000), "synthetic": (12, 20_000)}
-
-
-def mean_auc_over_splits(X: np.ndarray, y: np.ndarray, names: tuple[str, ...], n_splits: int,
-                         take: int | None = None, n_trees: int = 40, max_depth: int = 6) -> dict[str, float]:
-    """Each contender's test AUC averaged over ``n_splits`` seeded shuffled 75/25 splits of ``take`` rows of
-    ``(X, y)`` (seeds 0, 1, ...; all rows for None), one thread each: the accuracy the goals compare, which one
-    split cannot decide.
-
-    Returns
-    -------
-    dict: contender name -> mean AUC
-    """
-    from sklearn.metrics import roc_auc_score
-
-    from dtlab.boosting.datasets import holdout_split
-    from workbench.boosting.experiments import contender
-
-    fits = [contender(n, n_trees, max_depth, 1) for n in names]
-    aucs = []
-    for seed in range(n_splits):
-        rows = np.random.default_rng(seed).permutation(X.shape[0])[:take]
-        Xtr, ytr, Xte, yte = holdout_split(X[rows], y[rows])
-        aucs.append([roc_auc_score(yte, fit(Xtr, ytr).predict_proba(Xte)[:, 1]) for fit in fits])
-    return {n: float(v) for n, v in zip(names, np.mean(aucs, axis=0))}
 
 
 def goals_of(comparisons: list[dict[str, Any]], limits: dict) -> dict[str, dict[str, Any]]:
