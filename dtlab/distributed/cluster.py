@@ -5,6 +5,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from .dask_executor import alive_workers
+
 __all__ = ["ClusterSession", "local_cluster"]
 
 
@@ -63,7 +65,7 @@ class ClusterSession:
         self.close()
         self._context = local_cluster(int(n_workers), int(threads_per_worker), self.processes, self.dashboard)
         self.client = self._context.__enter__()
-        return {"workers": len(self.client.scheduler_info()["workers"]), "threads per worker": int(threads_per_worker),
+        return {"workers": len(alive_workers(self.client)), "threads per worker": int(threads_per_worker),
                 "dashboard": self.client.dashboard_link if self.dashboard else None}
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ from sklearn.metrics import roc_auc_score  # noqa: E402
 from dtlab.boosting import GBDTClassifier, GBDTRegressor  # noqa: E402
 from dtlab.boosting.dask import collective as dask_collective  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
+from dtlab.distributed.dask_executor import alive_workers  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
 
@@ -59,7 +60,7 @@ def test_exact_gives_the_single_process_trees(client, kind):
     dist = est(**params, executor=client).fit(X, y)
     assert_same_trees(dist, local)
     assert dist.dask_stats_["level_bytes"] and len(dist.dask_stats_["workers"]) == len(
-        client.scheduler_info()["workers"])
+        alive_workers(client))
     np.testing.assert_array_equal(dist.predict(X), local.predict(X))
 
 

@@ -16,7 +16,7 @@ from dtlab.boosting import GBDTClassifier  # noqa: E402
 from dtlab.boosting.dask import collective as dask_collective  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
 from dtlab.distributed.collective import CollectiveError  # noqa: E402
-from dtlab.distributed.dask_executor import ClusterError  # noqa: E402
+from dtlab.distributed.dask_executor import ClusterError, alive_workers  # noqa: E402
 from dtlab.linear import TronLogisticRegression  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
@@ -49,7 +49,7 @@ class KillMidFit:
 
     def __call__(self, round_index, record):
         if round_index == self.at:
-            victim = sorted(self.client.scheduler_info()["workers"])[0]
+            victim = sorted(alive_workers(self.client))[0]
             pid = self.client.run(os.getpid, workers=[victim])[victim]
             assert pid != os.getpid()
 
@@ -117,7 +117,7 @@ def test_a_killed_worker_process_inside_the_one_task_for_all_rounds_is_a_clear_e
 
     def boost_then_kill(self, n_outputs, params, on_round=None, per_round=True):
         seen.append(per_round)
-        victim = sorted(process_cluster.scheduler_info()["workers"])[0]
+        victim = sorted(alive_workers(process_cluster))[0]
         pid = process_cluster.run(os.getpid, workers=[victim])[victim]
         threading.Timer(0.3, lambda: (os.kill(pid, signal.SIGKILL), killed.append((victim, time.monotonic())))).start()
         return boost(self, n_outputs, params, on_round, per_round)
@@ -138,8 +138,6 @@ def _wait_for_workers(client, n, gone=(), timeout=60):
     """At least ``n`` live workers and the scheduler has let the killed ones (``gone``) go. (Counting workers
     alone is not enough: on a loaded machine the scheduler can still list the dead one beside its survivor, and
     the next fit would place a part on it.)"""
-    from dtlab.distributed.dask_executor import alive_workers
-
     deadline = time.monotonic() + timeout
     while True:
         workers = alive_workers(client)
@@ -159,7 +157,7 @@ def test_a_killed_worker_process_mid_fit_gives_the_same_tron_model(process_clust
     params = dict(C=1.0, tol=1e-6, solver="newton")
     local = TronLogisticRegression(**params, n_jobs=1).fit(X, y)
     assert local.n_cg_iter_ >= 8  # products enough after the fourth for the kill to land inside the fit
-    victim = sorted(process_cluster.scheduler_info()["workers"])[0]
+    victim = sorted(alive_workers(process_cluster))[0]
     pid = process_cluster.run(os.getpid, workers=[victim])[victim]
     assert pid != os.getpid()
     killed, calls = [], []

@@ -19,6 +19,7 @@ from dtlab.boosting import GBDTClassifier  # noqa: E402
 from dtlab.boosting.dask import collective as dask_collective  # noqa: E402
 from dtlab.distributed import collective  # noqa: E402
 from dtlab.distributed.cluster import local_cluster  # noqa: E402
+from dtlab.distributed.dask_executor import alive_workers  # noqa: E402
 from tests.boosting.test_dask import assert_same_trees, data  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
@@ -102,7 +103,7 @@ def test_a_tls_cluster_keeps_the_fit_on_its_channel_and_says_so_once(plain_clust
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, host="127.0.0.1",
                                   security=True, dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
             distributed.Client(cluster) as client:
-        workers = list(client.scheduler_info()["workers"])
+        workers = list(alive_workers(client))
         assert all(w.startswith("tls://") for w in workers), workers
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

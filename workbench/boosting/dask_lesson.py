@@ -21,6 +21,7 @@ import numpy as np
 from dtlab.boosting import GBDTClassifier
 from dtlab.boosting.datasets import holdout_split, synthetic
 from dtlab.distributed.cluster import ClusterSession
+from dtlab.distributed.dask_executor import alive_workers
 
 #: The tiny input: eight rows, two integer features (each value its own histogram bin), binary labels.
 TINY_X = np.array([[0, 3], [1, 2], [2, 1], [3, 0], [0, 0], [1, 1], [2, 2], [3, 3]], dtype=np.float32)
@@ -163,7 +164,7 @@ class ClusterLesson:
 
         self.session.start(int(n_workers), int(threads_per_worker))
         client = self.client
-        workers = len(client.scheduler_info()["workers"])
+        workers = len(alive_workers(client))
         X_train, y_train, X_test, y_test = self.data
         chunk = -(-len(X_train) // (2 * workers))
         Xd = da.from_array(X_train, chunks=(chunk, -1)).persist()

@@ -26,6 +26,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from dtlab.datasets import chess3x3
+from dtlab.distributed.dask_executor import alive_workers
 from workbench.evolution.throughput import reference_evaluator, timing_batch
 from workbench.timing import load_average, paired_medians
 
@@ -89,7 +90,7 @@ def _contenders(kind: str, device_counts: Sequence[int], X, y, client=None) -> d
     if client is not None:
         from dtlab.evolution.evaluators.dask import DaskEvaluator
 
-        n = len(client.scheduler_info()["workers"])
+        n = len(alive_workers(client))
         made["Dask workers", n] = DaskEvaluator(X, y, 2, n, client=client)
     return made
 

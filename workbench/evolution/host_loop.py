@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dtlab.datasets import chess3x3
+from dtlab.distributed.dask_executor import alive_workers
 from workbench.evolution.devices import _maybe_cluster, present_devices
 from workbench.evolution.throughput import operator_context
 from workbench.timing import load_average, numba_threads
@@ -68,7 +69,7 @@ def _breakdown_evaluators(n_devices: Sequence[int], client, X, y) -> dict[str, t
     if client is not None:
         from dtlab.evolution.evaluators.dask import DaskEvaluator
 
-        n = len(client.scheduler_info()["workers"])
+        n = len(alive_workers(client))
         made[f"Dask workers x{n}"] = ("Dask workers", n, lambda: DaskEvaluator(X, y, 2, n, client=client))
     if present_devices("cuda") > 0:
         from dtlab.evolution.evaluators.cuda import CudaEvaluator
@@ -188,6 +189,7 @@ _WORKER = r"""
 import json, os, sys, time
 import numba
 from dtlab.datasets import chess3x3
+from dtlab.distributed.dask_executor import alive_workers
 from dtlab.evolution import GDTClassifier
 
 def busy():
