@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.catalog import load_all
-from workbench.history import code_of, history_item, keeps_history
+from workbench.history import code_of, history_item, keeps_history, without_dirty_commit
 from workbench.registry import BENCHMARKS, FIGURES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def recorded_runs(path: str, codes: dict[str, str | None]) -> dict[tuple[str, st
                 run["code"] = codes[commit_of]
                 # the section's run describes this entry only where it is the run that measured it
                 info = section_run if stamped and section_run.get("commit") == commit_of else {}
-                item = history_item({**entry, "run": run}, producer, info)
+                item = without_dirty_commit(history_item({**entry, "run": run}, producer, info))
                 item["recorded_in"] = commit[:7]
                 if not stamped:
                     item["date_from"] = "its section's run (the entry has no date of its own)"

@@ -62,14 +62,15 @@ def test_readme_command_regenerates_only_the_section(tmp_path):
     assert "![tour_tree](figures/tour_tree.png)" in text
 
 
-def test_a_dirty_tree_is_refused_unless_allowed(tmp_path, monkeypatch):
+def test_a_dirty_tree_is_refused(tmp_path, monkeypatch):
+    """Commit, then measure: no flag records a run on uncommitted changes (its code would be in no commit)."""
     monkeypatch.setattr(cli, "code_state", lambda: {**CLEAN, "dirty": ["dtlab/backend.py"]})
-    with pytest.raises(SystemExit, match=r"uncommitted changes \(dtlab/backend.py\).*--allow-dirty"):
+    with pytest.raises(SystemExit, match=r"uncommitted changes \(dtlab/backend.py\).*commit them first"):
         main(["figures", "--only", "tour", "--out", str(tmp_path)])
     assert not (tmp_path / "results.json").exists()  # refused before running anything
-    assert main(["figures", "--only", "tour", "--out", str(tmp_path), "--allow-dirty"]) == 0
-    run = json.loads((tmp_path / "results.json").read_text())["figures"]["tour"]["run"]
-    assert run["commit"] == "abc1234+dirty" and run["code"] == "f" * 40 + "+dirty"
+    with pytest.raises(SystemExit):  # the old --allow-dirty is gone: argparse refuses it
+        main(["figures", "--only", "tour", "--out", str(tmp_path), "--allow-dirty"])
+    assert not (tmp_path / "results.json").exists()
 
 
 def test_outside_a_checkout_the_commit_is_none(tmp_path, monkeypatch):

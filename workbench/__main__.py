@@ -14,31 +14,27 @@ from typing import Any
 
 from dtlab.backend import describe
 from workbench.catalog import load_all
-from workbench.history import DIRTY, code_state, keeps_history, merged_history
+from workbench.history import code_state, keeps_history, merged_history
 from workbench.registry import BENCHMARKS, FIGURES, SCALES, RunContext
 
 RESULTS_FILE = "results.json"
 
 
-def _recorded_code(allow_dirty: bool) -> tuple[str | None, str | None]:
-    """(commit, code) a run records; refuses a tree with uncommitted changes under dtlab/ unless allowed.
+def _recorded_code() -> tuple[str | None, str | None]:
+    """(commit, code) a run records; refuses a tree with uncommitted changes under dtlab/ or workbench/.
 
-    Outside a git checkout there is nothing to check: both None.  With
-    ``allow_dirty`` a dirty tree records ``<sha>+dirty`` (and its code
-    ``<tree>+dirty``): the measured code is then in no commit.
+    A result must name code that exists: a run on uncommitted changes would name code in no commit.
+    Outside a git checkout there is nothing to check: both None.
     """
     state = code_state()
     if state is None:
         return None, None
-    if not state["dirty"]:
-        return state["commit"], state["code"]
-    if not allow_dirty:
+    if state["dirty"]:
         shown = ", ".join(state["dirty"][:8]) + (f" and {len(state['dirty']) - 8} more" if len(state["dirty"]) > 8
                                                  else "")
-        raise SystemExit(f"refusing to record results: the measured code (dtlab/) has uncommitted changes ({shown}); "
-                         "commit them first, or pass --allow-dirty to record the run as "
-                         f"{state['commit']}{DIRTY} (marked dirty in the README)")
-    return state["commit"] + DIRTY, state["code"] + DIRTY
+        raise SystemExit("refusing to record results: the measured code (dtlab/, workbench/) has uncommitted "
+                         f"changes ({shown}); commit them first, then measure: a result must name code that exists")
+    return state["commit"], state["code"]
 
 
 def _merge_results(out_dir: Path, section: str, entries: dict[str, Any], run_info: dict[str, Any],
@@ -101,17 +97,17 @@ def _json_default(obj: Any) -> Any:
 
 
 def run_producers(table: dict, section: str, only: list[str] | None, scale: str, out_dir: Path,
-                  backend: str, seed: int, allow_dirty: bool = False) -> int:
+                  backend: str, seed: int) -> int:
     """Run registered producers; write their results; return the number that failed.
 
-    Refuses (SystemExit, before running anything) when dtlab/ has uncommitted
-    changes, unless ``allow_dirty``: a result must name the code it measured.
+    Refuses (SystemExit, before running anything) when dtlab/ or workbench/ has
+    uncommitted changes: a result must name the code it measured.
     """
     names = list(table) if not only else only
     unknown = [n for n in names if n not in table]
     if unknown:
         raise SystemExit(f"unknown {section} {unknown}; registered: {sorted(table)}")
-    commit, code = _recorded_code(allow_dirty)
+    commit, code = _recorded_code()
     entries, failed = {}, 0
     load = _load_average()  # other processes share the cores: timings depend on it
     for name in names:
@@ -154,9 +150,6 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--list", action="store_true", help="list the registered names and exit")
-        p.add_argument("--allow-dirty", action="store_true",
-                       help="record even though dtlab/ has uncommitted changes (the commit is recorded as "
-                            "<sha>+dirty and the README marks the entry dirty)")
         p.add_argument("--readme", type=Path, default=None,
                        help="README whose results section to regenerate afterwards "
                             "(default: README.md when --out is figures and README.md exists)")
@@ -182,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     backend = "cuda" if getattr(args, "gpu", False) else args.backend
     args.out.mkdir(parents=True, exist_ok=True)
     failed = run_producers(table, args.command if args.command == "figures" else "benchmarks", args.only,
-                           args.scale, args.out, backend, args.seed, allow_dirty=args.allow_dirty)
+                           args.scale, args.out, backend, args.seed)
     readme = args.readme
     if readme is None and args.out == Path("figures") and Path("README.md").exists():
         readme = Path("README.md")

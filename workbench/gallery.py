@@ -4,12 +4,12 @@
 :data:`BEGIN` and :data:`END` (``python -m workbench readme`` does it alone): every
 figure with its caption, the benchmarks without a figure, each goal's verdict
 over every run recorded on the latest code (:func:`goal_lines`), and a table of
-every speed ratio with its threads.  Entries measured on a tree with
-uncommitted changes are marked dirty.  Captions come from each producer's
-``captions(results)`` function (registered with it, written in
-``workbench/<slug>/plots.py``), so every number in them is read from the results,
-not typed in.  Regenerating from the committed results gives the committed
-section (a test checks it).
+every speed ratio with its threads.  Runs are recorded on committed code only;
+the few older runs on uncommitted changes are counted apart in each goal's
+earlier runs.  Captions come from each producer's ``captions(results)``
+function (registered with it, written in ``workbench/<slug>/plots.py``), so
+every number in them is read from the results, not typed in.  Regenerating
+from the committed results gives the committed section (a test checks it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from workbench.catalog import TECHNIQUES, TOUR, load_all
 from workbench.goals import best_round, verdict_on_code, worst_round
-from workbench.history import DIRTY, runs_on_latest_code
+from workbench.history import runs_on_latest_code
 from workbench.registry import BENCHMARKS, FIGURES, Producer
 from workbench.text import MODE_WORDS, speedup_spread
 
@@ -58,12 +58,8 @@ _CASE = {"case": str, "dataset": str, "batch_rows": lambda v: f"{v} rows per cal
          "n_samples": lambda v: f"{v:,} rows", "n_rows": lambda v: f"{v:,} rows"}
 
 
-def _is_dirty(entry: dict[str, Any]) -> bool:
-    return str(entry.get("run", {}).get("commit") or "").endswith(DIRTY)
-
-
 def _code(code: str | None) -> str:
-    return "unknown" if not code else code[:7] + (DIRTY if code.endswith(DIRTY) else "")
+    return "unknown" if not code else code[:7]
 
 
 def _spread_words(spreads: list[dict[str, Any]]) -> str:
@@ -86,7 +82,7 @@ def _run_words(run: dict[str, Any], rules: list[str]) -> str:
     date = (run.get("date") or "?")[:16].replace("T", " ")
     load = run.get("load_average") or {}
     machine = run.get("machine") or {}
-    facts = [f"commit {run.get('commit')}" + (" **dirty**" if str(run.get("commit")).endswith(DIRTY) else "")]
+    facts = [f"commit {run.get('commit')}" + (" with uncommitted changes" if run.get("uncommitted_changes") else "")]
     if machine:
         gpu = "CUDA" if machine.get("cuda_available") else "no GPU"
         facts.append(f"{machine.get('cpu_workers', '?')} cores, {gpu}")
@@ -119,13 +115,18 @@ def goal_lines(name: str, producer: Producer, entry: dict[str, Any]) -> list[str
     out += [f"    - run {_run_words(run, rules)}" for run in latest]
     earlier = [h for h in history if h not in latest]
     if earlier:
-        codes = {h.get("code") for h in earlier}
+        codes = {h["code"] for h in earlier if h.get("code")}
+        uncommitted = sum(bool(h.get("uncommitted_changes")) for h in earlier)
+        unknown = sum(not h.get("code") and not h.get("uncommitted_changes") for h in earlier)  # no commit recorded
         counts = []
         for r in rules:
             v = verdict_on_code(earlier, r)
             counts.append(f"*{r}* met in {v['met_runs']}, missed in {v['missed_runs']}"
                           + (f", not judged in {v['unjudged']}" if v["unjudged"] else ""))
-        out.append(f"  - earlier: {len(earlier)} run(s) on {len(codes)} other code(s): " + "; ".join(counts))
+        out.append(f"  - earlier: {len(earlier)} run(s) on {len(codes)} other code(s)"
+                   + (f", {unknown} of unknown code (no commit recorded)" if unknown else "")
+                   + (f", {uncommitted} on uncommitted changes (code in no commit, recorded before 05ab4de)"
+                      if uncommitted else "") + ": " + "; ".join(counts))
     if goal.history:
         out.append("  - the goal's wording: " + "; ".join(f"{d}: \"{w}\" ({why})" for d, w, why in goal.history))
     return out
@@ -152,7 +153,6 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
         if entry.get("status") != "ok":
             continue
         res = entry["results"]
-        dirty = f"(**dirty**: measured on {entry['run']['commit']}) " if _is_dirty(entry) else ""
         try:
             captions = producer.captions(res) if producer.captions else {}
         except KeyError as missing:  # recorded by an older version of the producer: say so, never guess
@@ -165,11 +165,11 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
         stems = [Path(f).with_suffix("").as_posix() for f in entry.get("figures", []) if f.endswith(".png")]
         for stem in stems:
             caption = captions.get(Path(stem).name, producer.description)
-            figure_rows.append(f"| ![{Path(stem).name}]({figures_prefix}/{stem}.png) | {dirty}{caption} |")
+            figure_rows.append(f"| ![{Path(stem).name}]({figures_prefix}/{stem}.png) | {caption} |")
         for key, caption in captions.items():
             if key not in {Path(s).name for s in stems}:
-                text_rows.append(f"- **{key}**: {dirty}{caption}")
-        speed_rows += _speed_rows(producer.name + (" (**dirty**)" if dirty else ""),
+                text_rows.append(f"- **{key}**: {caption}")
+        speed_rows += _speed_rows(producer.name,
                                   res.get("comparisons", []) if isinstance(res, dict) else [])
     provenance = {f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
                   for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
@@ -179,12 +179,6 @@ def render(results: dict[str, Any], figures_prefix: str = "figures") -> str:
     out = [f"{'Latest run of each section' if several else 'Measured by'}: {_run_line(results)}."]
     if several:
         out.append(f"Entries come from several runs (commit, date): {', '.join(sorted(provenance))}.")
-    dirty = sorted(f"{name} ({entry['run']['commit']}, {entry['run']['date'][:10]})"
-                   for kind in ("figures", "benchmarks") for name, entry in results.get(kind, {}).items()
-                   if _is_dirty(entry))
-    if dirty:
-        out.append(f"**dirty** (measured on a tree with uncommitted changes under `dtlab/`: the code they measured "
-                   f"is in no commit): {', '.join(dirty)}.")
     if goal_rows:
         out += ["", "Goals: a goal is met on a code (the git tree of `dtlab/` at the measured commit; commits that "
                     "change nothing in `dtlab/` share it) only when every run recorded on that code meets it, so a "

@@ -17,6 +17,8 @@ from typing import Any
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "dtlab"
 #: The measuring code beside it: a change here changes what a run measures too, so it must be committed as well.
 WORKBENCH_DIR = Path(__file__).resolve().parent
+#: How the recorder before 05ab4de marked a run on uncommitted changes (``<sha>+dirty``); runs are recorded on
+#: committed code only now, and those older runs carry ``uncommitted_changes`` with no code instead.
 DIRTY = "+dirty"
 
 
@@ -43,15 +45,23 @@ def code_state(package: Path = PACKAGE_DIR, also_clean: tuple[Path, ...] = (WORK
 
 
 def code_of(commit: str | None, repo: Path, package: str = "dtlab") -> str | None:
-    """The code of a recorded commit (``<sha>`` or ``<sha>+dirty``): the package's tree, ``+dirty`` kept."""
-    if not commit:
+    """The code of a recorded commit: the package's tree at it; None where unknown (no such commit, or a
+    ``<sha>+dirty`` of the old recorder: uncommitted changes on top of it, code in no commit)."""
+    if not commit or commit.endswith(DIRTY):
         return None
-    base = commit.removesuffix(DIRTY)
     try:
-        tree = _git(["rev-parse", f"{base}:{package}"], repo)
+        return _git(["rev-parse", f"{commit}:{package}"], repo)
     except (OSError, subprocess.SubprocessError):
         return None
-    return tree + DIRTY if commit.endswith(DIRTY) else tree
+
+
+def without_dirty_commit(item: dict[str, Any]) -> dict[str, Any]:
+    """A history item of the old recorder's ``<sha>+dirty`` as runs are kept now: the commit it started from, no
+    code (the code it measured is in no commit) and ``uncommitted_changes``; any other item as it is."""
+    commit = item.get("commit")
+    if isinstance(commit, str) and commit.endswith(DIRTY):
+        item.update(commit=commit.removesuffix(DIRTY), code=None, uncommitted_changes=True)
+    return item
 
 
 def keeps_history(section: str, producer: Any) -> bool:

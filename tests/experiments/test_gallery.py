@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from workbench.gallery import BEGIN, END, render, section
+from workbench.history import without_dirty_commit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,7 +68,8 @@ def _run(date, code, commit, met, spreads):
 
 def test_goal_verdict_counts_every_run_on_the_latest_code(monkeypatch):
     """A miss then a pass on one code (two commits, one dtlab/ tree): missed, both runs shown with their spreads;
-    an older code's runs in brief; the goal's wording history; a dirty entry marked."""
+    an older code's runs in brief; the goal's wording history; a run of the old recorder on uncommitted changes
+    counted apart from the codes."""
     from types import SimpleNamespace
 
     from workbench import gallery
@@ -91,10 +93,9 @@ def test_goal_verdict_counts_every_run_on_the_latest_code(monkeypatch):
            "[2.21-3.56]; lightgbm.dask 3.51 s [3.05-4.11] -- *faster peer* **missed**" in text
     assert "earlier: 1 run(s) on 1 other code(s): *faster peer* met in 0, missed in 1" in text
     assert '2026-12-01: "hist at most the faster peer\'s time" (the issue\'s goal)' in text
-    assert "**dirty**" not in text
-    entry["run"]["commit"] = "0f9a91d+dirty"
-    history[-1].update(commit="0f9a91d+dirty", code="b" * 40 + "+dirty")
+    old = without_dirty_commit(_run("2026-12-02T07:00:00+00:00", "c" * 40 + "+dirty", "8436af9+dirty", True, []))
+    history.insert(0, old)
     text = render({"benchmarks": {"boosting_dask": entry}, "runs": {}})
-    assert "**dirty** (measured on a tree with uncommitted changes under `dtlab/`" in text
-    assert "boosting_dask (0f9a91d+dirty, 2026-12-04)" in text
-    assert "latest code `bbbbbbb+dirty` (commits 0f9a91d+dirty), 1 run(s)" in text
+    assert "earlier: 2 run(s) on 1 other code(s), 1 on uncommitted changes (code in no commit, recorded " \
+           "before 05ab4de): *faster peer* met in 1, missed in 1" in text
+    assert "+dirty" not in text and "on its latest code `bbbbbbb` (commits d85cfa1, 0f9a91d), 2 run(s)" in text
