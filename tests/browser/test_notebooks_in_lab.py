@@ -301,6 +301,10 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
                     redrawn_at = redrawn_at or time.monotonic()
                     now_curves = _curves(page, cell_index)
                     if not curves["curves"] or (now_curves["curves"] and now_curves["digest"] != curves["digest"]):
+                        # the images again: the output widget renders them after the status line and the kernel's
+                        # idle, so the snapshot above can predate the figure whose curves were just read (CI once
+                        # saw 0 images beside the new digest)
+                        now_images, _, status = _panel_snapshot(page, cell_index)
                         break
                     if time.monotonic() - redrawn_at > 5:  # the digest follows its figure at once
                         late.append(f"{name}: moving the slider in cell {cell_index} redrew the panel but did not "
@@ -313,7 +317,7 @@ def test_notebook_runs_and_its_slider_redraws(name, lab_server, chromium):
                     pytest.fail(f"{name}: moving the slider in cell {cell_index} did not change the panel within "
                                 f"{SLIDER_LIMIT_S} s (kernel {state['status']}, status {status!r})")
             times["slider_s"] = (redrawn_at or time.monotonic()) - moved
-            assert len(now_images) == len(images), f"{name}: the slider added or removed a figure"
+            assert len(now_images) == len(images), f"{name}: the slider added or removed a figure (status {status!r})"
             _check_outputs(page, state)
             _cell(page, cell_index).evaluate("(node) => node.scrollIntoView({block: 'start'})")
         else:
